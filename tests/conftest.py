@@ -1,0 +1,25 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SYNTHETIC = Path(__file__).with_name("synthetic.py")
+
+
+def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tfbench", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def measure_json(target: str, *args: str) -> dict:
+    run = run_cli("measure", target, "--json", *args)
+    assert run.returncode in (0, 1), run.stderr
+    return json.loads(run.stdout)
+
+
+@pytest.fixture
+def synthetic():
+    return lambda name: f"{SYNTHETIC}::{name}"

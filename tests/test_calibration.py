@@ -1,0 +1,70 @@
+"""The probe reads back known truths: injected leaks, a known transient peak, a flat loop."""
+
+import time
+
+import numpy as np
+import pytest
+from conftest import measure_json
+
+from tfbench.memory import PeakMeter
+from tfbench.probe import measure
+
+MiB = 1 << 20
+
+
+def test_known_leak_reads_back_within_5_percent(synthetic):
+    r = measure_json(synthetic("leak_1mib"), "--iterations", "200", "--warmup", "10")
+    assert r["status"] == "ok" and r["method"] == "vmhwm"
+    assert r["leak"] is True
+    assert r["growth_bytes_per_iteration"] == pytest.approx(MiB, rel=0.05)
+
+
+def test_known_transient_peak_within_1_mib(synthetic):
+    r = measure_json(synthetic("transient_64mib"), "--iterations", "20", "--warmup", "2")
+    assert abs(r["peak_increase_bytes"] - 64 * MiB) <= MiB
+    assert r["leak"] is False
+
+
+def test_flat_loop_reads_flat_20_of_20(synthetic):
+    verdicts = [measure_json(synthetic("flat"), "--iterations", "500")["leak"] for _ in range(20)]
+    assert verdicts == [False] * 20
+
+
+def test_4kib_leak_detected_within_2000_iterations(synthetic):
+    r = measure_json(synthetic("leak_4kib"), "--iterations", "2000", "--warmup", "100")
+    assert r["leak"] is True
+    assert r["growth_bytes_per_iteration"] == pytest.approx(4096, rel=0.1)
+
+
+def test_leak_past_the_budget_is_stopped_with_its_readings(synthetic):
+    r = measure_json(synthetic("leak_16mib"), "--iterations", "1000", "--warmup", "2",
+                     "--budget-mib", "300")
+    assert r["status"] == "over_budget"
+    assert 0 < r["iterations"] < 1000
+    assert r["growth_bytes_per_iteration"] == pytest.approx(16 * MiB, rel=0.05)
+
+
+def test_spike_inside_one_iteration_is_killed_by_the_watchdog(synthetic):
+    start = time.monotonic()
+    r = measure_json(synthetic("hold_512mib"), "--iterations", "3", "--budget-mib", "200")
+    assert r["status"] == "over_budget" and "killed" in r["error"]
+    assert time.monotonic() - start < 25  # not the 30 s the step would sleep
+
+
+def test_timeout_kills_the_run(synthetic):
+    r = measure_json(synthetic("hold_512mib"), "--iterations", "3", "--timeout", "2")
+    assert r["status"] == "timeout"
+
+
+def test_sampling_fallback_sees_a_held_peak():
+    meter = PeakMeter(prefer_kernel=False)
+    assert meter.method == "psutil-sampling"
+
+    def step():
+        block = np.ones(64 * MiB // 8)
+        time.sleep(0.05)  # sampling every 1 ms cannot see shorter spikes reliably
+        del block
+
+    r = measure(step, iterations=3, warmup=0, budget_bytes=1 << 40, meter=meter)
+    assert r.method == "psutil-sampling"
+    assert abs(r.peak_increase_bytes - 64 * MiB) <= 2 * MiB

@@ -1,0 +1,5 @@
+import sys
+
+from tfbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,156 @@
+"""The `tfbench` command: list scenarios, measure one (or a user's function), manage releases."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+MiB = 1 << 20
+EXIT_BAD_INPUT = 2
+
+
+class BadInput(Exception):
+    pass
+
+
+def _list(_: argparse.Namespace) -> int:
+    from tfbench.scenarios import CATALOG
+
+    width = max(map(len, CATALOG))
+    for sid, scenario in sorted(CATALOG.items()):
+        params = "  ".join(f"{k}={'|'.join(map(str, v))}" for k, v in scenario.params.items())
+        print(f"{sid:<{width}}  {scenario.description}")
+        if params:
+            print(f"{'':<{width}}    {params}")
+    return 0
+
+
+def _parse_params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise BadInput(f"--param takes KEY=VALUE, got {pair!r}")
+        params[key] = value
+    return params
+
+
+def _target(text: str, params: dict[str, str]) -> dict[str, Any]:
+    if "::" in text:
+        file, _, function = text.rpartition("::")
+        if not Path(file).is_file():
+            raise BadInput(f"no such file: {file}")
+        if not function.isidentifier():
+            raise BadInput(f"{function!r} is not a function name (use path/to/file.py::function)")
+        if params:
+            raise BadInput("--param applies to catalog scenarios, not to file::function")
+        return {"file": str(Path(file).resolve()), "function": function}
+    from tfbench import scenarios
+
+    try:
+        scenarios.get(text).bind(params)
+    except scenarios.ParamError as e:
+        raise BadInput(str(e)) from None
+    return {"scenario": text, "params": params}
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from tfbench.isolated import measure_isolated
+
+    for name in ("iterations", "warmup", "budget_mib", "timeout"):
+        value = getattr(args, name)
+        if value is not None and value < (0 if name == "warmup" else 1):
+            raise BadInput(f"--{name.replace('_', '-')} must be positive, got {value}")
+    target = _target(args.target, _parse_params(args.param))
+    result = measure_isolated(
+        target, iterations=args.iterations, warmup=args.warmup,
+        budget_bytes=args.budget_mib * MiB if args.budget_mib else None,
+        timeout_s=args.timeout or 600,
+    )
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_result(result))
+    if result["status"] == "bad_input":
+        return EXIT_BAD_INPUT
+    return 0 if result["status"] == "ok" else 1
+
+
+def _bytes(n: float | None) -> str:
+    if n is None:
+        return "n/a"
+    for unit, size in (("GiB", 1 << 30), ("MiB", MiB), ("KiB", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def format_result(r: dict[str, Any]) -> str:
+    params = " ".join(f"{k}={v}" for k, v in r.get("params", {}).items())
+    lines = [f"{r['scenario']}  {params}".rstrip(),
+             f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}"]
+    if r["status"] not in ("ok", "over_budget") or not r.get("iterations"):
+        lines.append(f"  {r['status']}: {r.get('error', '')}")
+        return "\n".join(lines)
+    if r["status"] == "over_budget":
+        lines.append(f"  STOPPED: RSS passed the budget of {_bytes(r['budget_bytes'])}; "
+                     "figures cover the iterations run so far")
+    lines += [
+        f"  iterations             {r['iterations']} after {r['warmup']} warm-up",
+        f"  time per iteration     {r['seconds_per_iteration'] * 1e3:.3f} ms",
+        f"  peak increase          {_bytes(r['peak_increase_bytes'])}   (method {r['method']})",
+        f"  growth per iteration   {_bytes(r['growth_bytes_per_iteration'])}/iteration"
+        f"   -> {'LEAK' if r['leak'] else 'flat'}",
+        f"  allocator peak         {_bytes(r.get('allocator_peak_bytes'))}",
+    ]
+    return "\n".join(lines)
+
+
+def _releases(args: argparse.Namespace) -> int:
+    from tfbench import releases
+
+    try:
+        versions = releases.tracked_versions()
+        tags = releases.update(versions) if args.action == "update" else releases.build_history(versions)
+    except (ValueError, FileNotFoundError) as e:
+        raise BadInput(str(e)) from None
+    for tag, commit in tags.items():
+        print(f"{tag}  {commit}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tfbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="show the scenario catalog").set_defaults(run=_list)
+    m = sub.add_parser("measure", help="measure a scenario or path/to/file.py::function "
+                                       "in a fresh process")
+    m.add_argument("target", help="scenario id (see `tfbench list`) or path/to/file.py::function")
+    m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    m.add_argument("--iterations", type=int, help="measured iterations after warm-up")
+    m.add_argument("--warmup", type=int, help="iterations before the growth fit starts")
+    m.add_argument("--budget-mib", type=int, help="memory budget (default: a quarter of RAM)")
+    m.add_argument("--timeout", type=int, help="seconds before the run is killed (default 600)")
+    m.add_argument("--json", action="store_true", help="print the result as JSON")
+    m.set_defaults(run=_measure)
+    r = sub.add_parser("releases", help="lock tracked TensorFlow releases and build asv's history")
+    r.add_argument("action", choices=("update", "build"),
+                   help="update: lock new releases, then build; build: rebuild from the locks")
+    r.set_defaults(run=_releases)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except BadInput as e:
+        print(f"tfbench: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Make an asv environment hold exactly one release's lock; asv's install_command runs this.
+
+Run with the environment's own Python and only the standard library (tfbench itself is not
+installed there). Distributions whose pinned version is already installed stay as they are,
+unlike asv's default `pip install --force-reinstall`; ones the lock does not name are removed,
+so nothing left over from another release leaks into the measurement.
+TFBENCH_WHEELS=gpu picks the GPU lock (tensorflow[and-cuda]); the default is cpu.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+# What asv itself puts in every environment.
+ENVIRONMENT_TOOLS = {"pip", "asv-runner"}
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def main(build_dir: str) -> None:
+    flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
+    lock = Path(build_dir) / f"requirements-{flavour}.txt"
+    if not lock.is_file():
+        sys.exit(f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; "
+                 "use cpu or gpu)")
+    wanted = {normalize(line.split("==")[0]) for line in lock.read_text().splitlines()
+              if line and not line.startswith("#")}
+    installed = {normalize(d.metadata["Name"]) for d in metadata.distributions()}
+    extra = sorted(installed - wanted - ENVIRONMENT_TOOLS)
+    pip = [sys.executable, "-m", "pip"]
+    if extra:
+        subprocess.run([*pip, "uninstall", "--yes", *extra], check=True)
+    subprocess.run([*pip, "install", "--no-deps", "--requirement", str(lock)], check=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

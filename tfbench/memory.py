@@ -1,0 +1,93 @@
+"""Resident memory of the current process: now, and the peak since a reset.
+
+On Linux the kernel keeps the peak itself (VmHWM) and resets it when 5 is written to
+/proc/self/clear_refs, so a region's peak is exact, with no sampling thread and no missed
+spike. Elsewhere a psutil thread samples RSS every millisecond, which can miss short peaks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_HWM = re.compile(rb"VmHWM:\s+(\d+) kB")
+
+
+def rss_bytes() -> int:
+    """Current resident set size of this process."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE
+    except OSError:
+        import psutil
+
+        return psutil.Process().memory_info().rss
+
+
+def process_rss_bytes(pid: int) -> int:
+    """Current resident set size of another process (0 once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        import psutil
+
+        try:
+            return psutil.Process(pid).memory_info().rss
+        except psutil.NoSuchProcess:
+            return 0
+
+
+class PeakMeter:
+    """Highest RSS of this process since the last `reset()`."""
+
+    method: str
+
+    def __init__(self, prefer_kernel: bool = True) -> None:
+        self._sampler: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._sampled = 0
+        self.method = "vmhwm" if prefer_kernel and self._kernel_reset() else "psutil-sampling"
+
+    @staticmethod
+    def _kernel_reset() -> bool:
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            with open("/proc/self/status", "rb") as f:
+                return _HWM.search(f.read()) is not None
+        except OSError:
+            return False
+
+    def reset(self) -> None:
+        if self.method == "vmhwm":
+            self._kernel_reset()
+            return
+        self.close()
+        self._stop.clear()
+        self._sampled = rss_bytes()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        import psutil
+
+        process = psutil.Process()
+        while not self._stop.wait(0.001):
+            self._sampled = max(self._sampled, process.memory_info().rss)
+
+    def peak(self) -> int:
+        if self.method == "vmhwm":
+            with open("/proc/self/status", "rb") as f:
+                return int(_HWM.search(f.read()).group(1)) * 1024
+        return max(self._sampled, rss_bytes())
+
+    def close(self) -> None:
+        if self._sampler is not None:
+            self._stop.set()
+            self._sampler.join()
+            self._sampler = None

@@ -1,0 +1,216 @@
+"""TensorFlow releases as asv's history axis.
+
+`releases/releases.txt` lists the tracked versions. `lock` resolves each new one into
+pinned requirement files (one per wheel flavour) under `releases/locks/X.Y.Z/`; `build`
+turns those locks into `releases/history.git`, a bare repository with one commit per
+release (commit date = the release's upload date, tag vX.Y.Z) that asv uses as its `repo`.
+Everything that enters a commit is fixed (author, dates, message, file bytes), so the
+hashes are the same on every machine.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASES_DIR = ROOT / "releases"
+RELEASES_FILE = RELEASES_DIR / "releases.txt"
+LOCKS_DIR = RELEASES_DIR / "locks"
+HISTORY_REPO = RELEASES_DIR / "history.git"
+
+# Wheel flavour -> what pip resolves. psutil is the harness's own runtime dependency.
+FLAVOURS = {
+    "cpu": "tensorflow-cpu=={version}",
+    "gpu": "tensorflow[and-cuda]=={version}",
+}
+HARNESS_REQUIREMENTS = ["psutil"]
+TARGET = "CPython 3.11, Linux x86_64"
+IDENTITY = ("tfbench", "tfbench@users.noreply.github.com")
+# pip does not widen an explicit --platform to older glibc tags: list them all.
+_PLATFORMS = ["manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64"] + [
+    f"manylinux_2_{glibc}_x86_64" for glibc in range(5, 37)]
+PLATFORM_ARGS = [arg for tag in _PLATFORMS for arg in ("--platform", tag)]
+SIMPLE_INDEX = "https://pypi.org/simple/{name}/"
+
+
+@dataclass(frozen=True)
+class Lock:
+    version: str
+    released: str  # ISO 8601 UTC, e.g. 2026-03-06T17:26:07Z
+    files: dict[str, bytes]  # file name in the commit -> bytes
+
+
+def tracked_versions(path: Path = RELEASES_FILE) -> list[str]:
+    """Versions listed in releases.txt, in file order (oldest first)."""
+    versions = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if not re.fullmatch(r"\d+\.\d+\.\d+", line):
+            raise ValueError(f"{path}:{n}: {line!r} is not a version like 2.21.0")
+        versions.append(line)
+    return versions
+
+
+def lock_file_name(flavour: str) -> str:
+    return f"requirements-{flavour}.txt"
+
+
+def read_lock(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
+    folder = locks_dir / version
+    files = {}
+    for flavour in FLAVOURS:
+        path = folder / lock_file_name(flavour)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} is missing: run `tfbench releases update`")
+        files[path.name] = path.read_bytes()
+    match = re.search(rb"^# released: (\S+)$", files[lock_file_name("cpu")], re.M)
+    if not match:
+        raise ValueError(f"{folder}: no '# released:' line in {lock_file_name('cpu')}")
+    return Lock(version, match.group(1).decode(), files)
+
+
+def release_date(version: str) -> str:
+    """Upload time of the first `tensorflow` file of this version on PyPI."""
+    request = urllib.request.Request(
+        SIMPLE_INDEX.format(name="tensorflow"),
+        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        index = json.load(response)
+    times = [
+        f["upload-time"]
+        for f in index["files"]
+        if f["filename"].startswith(f"tensorflow-{version}-") and f.get("upload-time")
+    ]
+    if not times:
+        raise LookupError(f"PyPI lists no tensorflow {version} files")
+    stamp = dt.datetime.fromisoformat(min(times).replace("Z", "+00:00"))
+    return stamp.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def resolve(requirements: list[str]) -> tuple[list[str], dict]:
+    """Resolve requirements to exact pins with pip's resolver (no install)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        cmd = [
+            sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
+            "--only-binary=:all:", "--quiet", "--report", str(report),
+            "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
+            *PLATFORM_ARGS, *requirements,
+        ]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"pip could not resolve {requirements}:\n{run.stderr}")
+        items = json.loads(report.read_text())["install"]
+    metadata = {_normalize(i["metadata"]["name"]): i["metadata"] for i in items}
+    pins = sorted(f"{name}=={meta['version']}" for name, meta in metadata.items())
+    tf_meta = metadata.get("tensorflow") or metadata["tensorflow-cpu"]
+    return pins, tf_meta
+
+
+def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
+    """Resolve one release's full dependency set for every flavour and write it."""
+    released = release_date(version)
+    folder = locks_dir / version
+    folder.mkdir(parents=True, exist_ok=True)
+    for flavour, spec in FLAVOURS.items():
+        requirement = spec.format(version=version)
+        notes = []
+        try:
+            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS])
+        except RuntimeError as e:
+            if flavour != "gpu":
+                raise
+            # e.g. 2.14's and-cuda pins tensorrt 8.5.3.1, which PyPI has no wheel of.
+            reason = [ln for ln in str(e).splitlines() if ln.startswith("ERROR")][-1:]
+            notes.append(f"# note: {requirement} does not resolve ({' '.join(reason)})")
+            requirement = f"tensorflow=={version}"
+            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS])
+        if flavour == "gpu" and "and-cuda" not in tf_meta.get("provides_extra", []):
+            notes.append(f"# note: tensorflow {version} has no and-cuda extra")
+        if flavour == "gpu" and not any(p.startswith("nvidia-") for p in pins):
+            notes.append("# note: no CUDA wheels: the GPU build needs CUDA and cuDNN from the system")
+        header = [
+            f"# tfbench lock: {requirement} and the harness ({', '.join(HARNESS_REQUIREMENTS)})"
+            f" for {TARGET}",
+            f"# released: {released}",
+            *notes,
+            "# generated by `tfbench releases update`; do not edit by hand",
+        ]
+        (folder / lock_file_name(flavour)).write_text("\n".join(header + pins) + "\n")
+    return read_lock(version, locks_dir)
+
+
+def _git(repo: Path, *args: str, stdin: bytes | None = None, env: dict | None = None) -> str:
+    # No user or system configuration: signing, hooks or templates must not change hashes.
+    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    base.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, **(env or {}))
+    run = subprocess.run(["git", *args], cwd=repo, input=stdin, capture_output=True, env=base)
+    if run.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {run.stderr.decode()}")
+    return run.stdout.decode().strip()
+
+
+def build_history(versions: list[str], repo: Path = HISTORY_REPO,
+                  locks_dir: Path = LOCKS_DIR) -> dict[str, str]:
+    """(Re)create the bare history repository; returns tag -> commit hash."""
+    locks = sorted((read_lock(v, locks_dir) for v in versions), key=lambda lock: lock.released)
+    if repo.exists():
+        subprocess.run(["rm", "-rf", str(repo)], check=True)
+    repo.mkdir(parents=True)
+    _git(repo, "init", "--quiet", "--bare", "--template=", "--initial-branch=main")
+    parent: str | None = None
+    tags = {}
+    for lock in locks:
+        entries = []
+        for name, data in sorted(lock.files.items()):
+            blob = _git(repo, "hash-object", "-w", "--stdin", stdin=data)
+            entries.append(f"100644 blob {blob}\t{name}\n")
+        tree = _git(repo, "mktree", stdin="".join(entries).encode())
+        when = int(dt.datetime.fromisoformat(lock.released.replace("Z", "+00:00")).timestamp())
+        date = f"{when} +0000"
+        env = {
+            "GIT_AUTHOR_NAME": IDENTITY[0], "GIT_AUTHOR_EMAIL": IDENTITY[1],
+            "GIT_COMMITTER_NAME": IDENTITY[0], "GIT_COMMITTER_EMAIL": IDENTITY[1],
+            "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date,
+        }
+        args = ["commit-tree", tree, "-m", f"TensorFlow {lock.version}"]
+        if parent:
+            args += ["-p", parent]
+        parent = _git(repo, *args, env=env)
+        tags[f"v{lock.version}"] = parent
+        _git(repo, "update-ref", f"refs/tags/v{lock.version}", parent)
+    if parent:
+        _git(repo, "update-ref", "refs/heads/main", parent)
+    return tags
+
+
+def history_tags(repo: Path = HISTORY_REPO) -> dict[str, str]:
+    """tag -> commit hash of an existing history repository."""
+    out = _git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags")
+    return dict(line.split() for line in out.splitlines())
+
+
+def update(versions: list[str] | None = None) -> dict[str, str]:
+    """Lock every tracked release that has no lock yet, then rebuild the history."""
+    versions = tracked_versions() if versions is None else versions
+    for version in versions:
+        if not all((LOCKS_DIR / version / lock_file_name(f)).exists() for f in FLAVOURS):
+            print(f"locking tensorflow {version} ...", file=sys.stderr)
+            lock_release(version)
+    return build_history(versions)

@@ -1,0 +1,83 @@
+"""The scenario catalog: each seed pattern written once, for benchmarks, CLI and tests.
+
+A scenario's `prepare(**params)` builds its inputs and returns the step, a no-argument
+callable that does the pattern's unit of work once; the probe calls it per iteration.
+Params map to their values in the benchmark grid (the first is the default). Integer
+params accept any positive value from the CLI; text params only their listed choices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tfbench.devices import Unsupported
+
+
+class ParamError(ValueError):
+    """A param that does not exist or has a value the scenario cannot take."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    description: str
+    prepare: Callable[..., Callable[[], Any]]
+    params: dict[str, tuple] = field(default_factory=dict)
+    iterations: int = 40  # default probe iterations
+    warmup: int = 10
+
+    def bind(self, given: dict[str, Any]) -> dict[str, Any]:
+        """Full params from defaults and `given` (values may be text, as typed on a CLI)."""
+        unknown = sorted(set(given) - set(self.params))
+        if unknown:
+            raise ParamError(f"{self.id} has no param {', '.join(unknown)}; "
+                             f"its params: {', '.join(self.params) or 'none'}")
+        bound = {}
+        for name, choices in self.params.items():
+            value = given.get(name, choices[0])
+            if isinstance(choices[0], int):
+                try:
+                    value = int(value)
+                except (TypeError, ValueError):
+                    value = 0
+                if value < 1:
+                    raise ParamError(f"{self.id}: {name} must be a positive integer, "
+                                     f"got {given.get(name)!r}")
+            elif value not in choices:
+                raise ParamError(f"{self.id}: {name}={value!r} is not one of "
+                                 f"{', '.join(map(str, choices))}")
+            bound[name] = value
+        return bound
+
+    def step(self, **given: Any) -> Callable[[], Any]:
+        return self.prepare(**self.bind(given))
+
+    def benchmark_step(self, **given: Any) -> Callable[[], Any]:
+        """The step for a benchmark grid point; a point this scenario lacks is a skip."""
+        try:
+            params = self.bind(given)
+        except ParamError as e:
+            raise Unsupported(str(e)) from None
+        return self.prepare(**params)
+
+
+CATALOG: dict[str, Scenario] = {}
+
+
+def register(scenario: Scenario) -> Scenario:
+    if scenario.id in CATALOG:
+        raise ValueError(f"scenario {scenario.id} registered twice")
+    CATALOG[scenario.id] = scenario
+    return scenario
+
+
+def get(scenario_id: str) -> Scenario:
+    try:
+        return CATALOG[scenario_id]
+    except KeyError:
+        raise ParamError(f"unknown scenario {scenario_id!r}; choose from: "
+                         f"{', '.join(sorted(CATALOG))}") from None
+
+
+from tfbench.scenarios import loops  # noqa: E402,F401  (registers the loop family)

@@ -1,0 +1,83 @@
+"""What the asv benchmark classes share: grid points, warm steps, probe readings, versions.
+
+A grid's first param is `variant`; `FAMILY.variant` names the scenario, the rest are its
+params. Grid points a scenario lacks, devices absent here and patterns that fail on the
+installed release all become skips with the reason (asv shows them as n/a).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import itertools
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
+from typing import Any, Callable
+
+from tfbench import devices, scenarios
+from tfbench.devices import Unsupported
+
+
+def _point(family: str, names: list[str], values: tuple) -> tuple[str, dict[str, Any]]:
+    params = dict(zip(names, values))
+    return f"{family}.{params.pop('variant')}", params
+
+
+def warm_step(family: str, names: list[str], *values: Any) -> Callable[[], Any]:
+    """The step of one grid point, called once already (traces, caches, first allocations)."""
+    scenario_id, params = _point(family, names, values)
+    step = scenarios.get(scenario_id).benchmark_step(**params)
+    try:
+        step()
+    except Exception as e:  # the pattern fails on this release: record why, as a skip
+        reason = f"{scenario_id} fails here: {type(e).__name__}: {e}"
+        print(reason, file=sys.stderr)
+        raise Unsupported(reason) from e
+    return step
+
+
+def key(values: tuple) -> str:
+    return "|".join(map(str, values))
+
+
+def measure_grid(family: str, params: list, names: list[str], workers: int = 2) -> dict[str, dict]:
+    """Probe every grid point once, each in a fresh process; skips carry their reason.
+
+    Two at a time: the readings are per-process RSS, which a neighbour does not change.
+    """
+    from tfbench.isolated import measure_isolated
+
+    results: dict[str, dict] = {}
+    todo = {}
+    for values in itertools.product(*params):
+        scenario_id, point = _point(family, names, values)
+        try:
+            scenarios.get(scenario_id).bind(point)
+            reason = devices.skip_reason(point.get("device", "CPU"))
+        except scenarios.ParamError as e:
+            reason = str(e)
+        if reason:
+            results[key(values)] = {"status": "skipped", "error": reason}
+        else:
+            todo[key(values)] = {"scenario": scenario_id, "params": point}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for k, result in zip(todo, pool.map(measure_isolated, todo.values())):
+            results[k] = result
+    return results
+
+
+def reading(cache: dict[str, dict], values: tuple) -> dict[str, Any]:
+    """The probe's result for a grid point, or a skip with its reason."""
+    result = cache[key(values)]
+    if result["status"] not in ("ok", "over_budget") or not result.get("iterations"):
+        raise Unsupported(f"{result['status']}: {result.get('error')}")
+    return result
+
+
+def code_version(*modules: ModuleType) -> str:
+    """asv `version` from the source of the code a benchmark measures, which lives here."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(inspect.getsource(module).encode())
+    return digest.hexdigest()[:16]
