@@ -70,12 +70,12 @@ def _measure(args: argparse.Namespace) -> int:
         budget_bytes=args.budget_mib * MiB if args.budget_mib else None,
         timeout_s=args.timeout or 600,
     )
+    if result["status"] == "bad_input":  # found by the child, e.g. a missing function
+        raise BadInput(result["error"])
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(format_result(result))
-    if result["status"] == "bad_input":
-        return EXIT_BAD_INPUT
     return 0 if result["status"] == "ok" else 1
 
 

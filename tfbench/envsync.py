@@ -22,16 +22,20 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def not_in_lock(lock_text: str, installed: list[str]) -> list[str]:
+    """Installed distributions that the lock does not name (asv's own tools excepted)."""
+    wanted = {normalize(line.split("==")[0]) for line in lock_text.splitlines()
+              if line.strip() and not line.startswith("#")}
+    return sorted({normalize(name) for name in installed} - wanted - ENVIRONMENT_TOOLS)
+
+
 def main(build_dir: str) -> None:
     flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
     lock = Path(build_dir) / f"requirements-{flavour}.txt"
     if not lock.is_file():
         sys.exit(f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; "
                  "use cpu or gpu)")
-    wanted = {normalize(line.split("==")[0]) for line in lock.read_text().splitlines()
-              if line and not line.startswith("#")}
-    installed = {normalize(d.metadata["Name"]) for d in metadata.distributions()}
-    extra = sorted(installed - wanted - ENVIRONMENT_TOOLS)
+    extra = not_in_lock(lock.read_text(), [d.metadata["Name"] for d in metadata.distributions()])
     pip = [sys.executable, "-m", "pip"]
     if extra:
         subprocess.run([*pip, "uninstall", "--yes", *extra], check=True)

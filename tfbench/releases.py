@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -20,6 +21,8 @@ import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from tfbench.envsync import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASES_DIR = ROOT / "releases"
@@ -35,11 +38,10 @@ FLAVOURS = {
 HARNESS_REQUIREMENTS = ["psutil"]
 TARGET = "CPython 3.11, Linux x86_64"
 IDENTITY = ("tfbench", "tfbench@users.noreply.github.com")
-# pip does not widen an explicit --platform to older glibc tags: list them all.
-_PLATFORMS = ["manylinux1_x86_64", "manylinux2010_x86_64", "manylinux2014_x86_64"] + [
-    f"manylinux_2_{glibc}_x86_64" for glibc in range(5, 37)]
-PLATFORM_ARGS = [arg for tag in _PLATFORMS for arg in ("--platform", tag)]
-SIMPLE_INDEX = "https://pypi.org/simple/{name}/"
+INDEX = "https://pypi.org/simple"
+SIMPLE_INDEX = INDEX + "/{name}/"
+_PIP_SOURCES = {"PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT",
+                "PIP_CONFIG_FILE", "PIP_NO_INDEX"}
 
 
 @dataclass(frozen=True)
@@ -99,40 +101,51 @@ def release_date(version: str) -> str:
     return stamp.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def resolve(requirements: list[str]) -> tuple[list[str], dict]:
-    """Resolve requirements to exact pins with pip's resolver (no install)."""
+def resolve(requirements: list[str], as_of: str) -> tuple[list[str], dict]:
+    """Resolve requirements to exact pins with pip's resolver (no install), seeing only
+    what PyPI held at `as_of`: the set a user got then, and the same set on every re-lock."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [
             sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
-            "--only-binary=:all:", "--quiet", "--report", str(report),
-            "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311",
-            *PLATFORM_ARGS, *requirements,
+            "--quiet", "--report", str(report), "--index-url", INDEX,
+            "--uploaded-prior-to", as_of, *requirements,
         ]
-        run = subprocess.run(cmd, capture_output=True, text=True)
+        # Local wheel folders and extra indexes carry no upload times, so the cut-off
+        # would not apply to them: resolve against PyPI alone.
+        env = {k: v for k, v in os.environ.items() if k not in _PIP_SOURCES}
+        env["PIP_CONFIG_FILE"] = os.devnull
+        run = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if run.returncode != 0:
             raise RuntimeError(f"pip could not resolve {requirements}:\n{run.stderr}")
         items = json.loads(report.read_text())["install"]
-    metadata = {_normalize(i["metadata"]["name"]): i["metadata"] for i in items}
+    metadata = {normalize(i["metadata"]["name"]): i["metadata"] for i in items}
     pins = sorted(f"{name}=={meta['version']}" for name, meta in metadata.items())
     tf_meta = metadata.get("tensorflow") or metadata["tensorflow-cpu"]
     return pins, tf_meta
 
 
 def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
-    """Resolve one release's full dependency set for every flavour and write it."""
+    """Resolve one release's full dependency set for every flavour and write it.
+
+    Resolution runs for this interpreter and platform (some old pins exist only as
+    sdists, which rules out pip's cross-platform mode), so it must be the target's.
+    """
+    here = f"{platform.python_implementation()} {sys.version_info.major}.{sys.version_info.minor}"
+    if f"{here}, {platform.system()} {platform.machine()}" != TARGET:
+        raise RuntimeError(f"locks are resolved for {TARGET}; this is {here}, "
+                           f"{platform.system()} {platform.machine()}")
     released = release_date(version)
+    # A day's grace: the flavours' wheels are uploaded minutes to hours after `tensorflow`.
+    as_of = (dt.datetime.fromisoformat(released.replace("Z", "+00:00"))
+             + dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     folder = locks_dir / version
     folder.mkdir(parents=True, exist_ok=True)
     for flavour, spec in FLAVOURS.items():
         requirement = spec.format(version=version)
         notes = []
         try:
-            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS])
+            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
         except RuntimeError as e:
             if flavour != "gpu":
                 raise
@@ -140,7 +153,7 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
             reason = [ln for ln in str(e).splitlines() if ln.startswith("ERROR")][-1:]
             notes.append(f"# note: {requirement} does not resolve ({' '.join(reason)})")
             requirement = f"tensorflow=={version}"
-            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS])
+            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
         if flavour == "gpu" and "and-cuda" not in tf_meta.get("provides_extra", []):
             notes.append(f"# note: tensorflow {version} has no and-cuda extra")
         if flavour == "gpu" and not any(p.startswith("nvidia-") for p in pins):
@@ -149,6 +162,7 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
             f"# tfbench lock: {requirement} and the harness ({', '.join(HARNESS_REQUIREMENTS)})"
             f" for {TARGET}",
             f"# released: {released}",
+            f"# resolved as of: {as_of} (what PyPI held then; pip >= 26 --uploaded-prior-to)",
             *notes,
             "# generated by `tfbench releases update`; do not edit by hand",
         ]

@@ -1,0 +1,75 @@
+"""The tfbench command: listing, measuring, and clear errors with exit code 2 on bad input."""
+
+from conftest import measure_json, run_cli
+
+from tfbench.scenarios import CATALOG
+
+FIELDS = {"scenario", "tf_version", "device", "iterations", "seconds_per_iteration",
+          "peak_increase_bytes", "growth_bytes_per_iteration", "leak", "method"}
+
+
+def test_list_shows_every_scenario_with_its_description():
+    out = run_cli("list").stdout
+    for sid, scenario in CATALOG.items():
+        assert sid in out and scenario.description in out
+
+
+def test_measure_json_has_the_documented_fields():
+    r = measure_json("loop.numpy", "--param", "size=64", "--iterations", "20")
+    assert FIELDS <= set(r)
+    assert r["status"] == "ok" and r["scenario"] == "loop.numpy" and r["device"] == "CPU"
+    assert r["iterations"] == 20 and r["seconds_per_iteration"] > 0
+    assert r["params"] == {"gradient": "none", "size": 64, "loop_iterations": 100, "device": "CPU"}
+
+
+def test_measure_prints_a_readable_report(synthetic):
+    run = run_cli("measure", synthetic("leak_1mib"), "--iterations", "50")
+    assert run.returncode == 0
+    assert "growth per iteration   1.00 MiB/iteration   -> LEAK" in run.stdout
+
+
+def _bad(*args):
+    run = run_cli(*args)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    return run.stderr
+
+
+def test_unknown_scenario_lists_the_choices():
+    err = _bad("measure", "loop.nope")
+    assert "unknown scenario 'loop.nope'" in err and "loop.python_matmul" in err
+
+
+def test_bad_param_value_lists_the_choices():
+    err = _bad("measure", "loop.python_matmul", "--param", "device=TPU")
+    assert "device='TPU' is not one of CPU, GPU" in err
+
+
+def test_unknown_param_lists_the_params():
+    err = _bad("measure", "loop.numpy", "--param", "colour=red")
+    assert "has no param colour" in err and "size" in err
+
+
+def test_param_without_equals():
+    assert "KEY=VALUE" in _bad("measure", "loop.numpy", "--param", "size")
+
+
+def test_non_numeric_size():
+    assert "size must be a positive integer" in _bad("measure", "loop.numpy", "--param", "size=big")
+
+
+def test_missing_file():
+    assert "no such file: nowhere.py" in _bad("measure", "nowhere.py::step")
+
+
+def test_missing_function_lists_the_functions(synthetic):
+    err = _bad("measure", synthetic("nope"))
+    assert "has no function 'nope'" in err and "leak_1mib" in err
+
+
+def test_negative_iterations():
+    assert "--iterations must be positive" in _bad("measure", "loop.numpy", "--iterations", "0")
+
+
+def test_failing_step_is_reported_not_hidden(synthetic):
+    r = measure_json(synthetic("fails"))
+    assert r["status"] == "error" and "RuntimeError: boom" in r["error"]
