@@ -6,13 +6,12 @@ on GPU, and GPU where none is present.
 
 from asv_runner.benchmarks.mark import SkipNotImplemented
 
-from tfbench import probe, suite
+from tfbench import memory, probe, suite
 from tfbench.devices import DEVICES
 from tfbench.scenarios import loops
 
 PARAMS = [loops.VARIANTS, loops.GRADIENTS, loops.SIZES, loops.LOOP_ITERATIONS, DEVICES]
 PARAM_NAMES = ["variant", "gradient", "size", "loop_iterations", "device"]
-VERSION = suite.code_version(loops, probe)
 
 
 class MatrixPower:
@@ -20,8 +19,8 @@ class MatrixPower:
 
     params = PARAMS
     param_names = PARAM_NAMES
-    version = VERSION
-    processes = 1
+    version = suite.code_version(loops)
+    processes = 1  # each process imports TensorFlow (~4 s): asv's default 2 rounds double that
     timeout = 120
 
     def setup(self, *params):
@@ -39,7 +38,7 @@ class MatrixPowerMemory:
 
     params = PARAMS
     param_names = PARAM_NAMES
-    version = VERSION
+    version = suite.code_version(loops, probe, memory)
 
     def setup_cache(self):
         return suite.measure_grid("loop", PARAMS, PARAM_NAMES)

@@ -53,8 +53,10 @@ def measure_isolated(target: dict[str, Any], iterations: int | None = None,
         child = subprocess.Popen([sys.executable, "-m", "tfbench.isolated", str(spec_path),
                                   str(out_path)], stdout=sys.stderr, env=env)
         status = _watch(child, budget + max(64 * MiB, budget // 10), timeout_s)
-        if status == "ok" and out_path.exists():
-            return json.loads(out_path.read_text())
+        if status == "ok":
+            if out_path.exists():
+                return json.loads(out_path.read_text())
+            status = None
     result = _describe(target)
     result.update(status=status or "error", budget_bytes=budget, iterations=0)
     if status is None:
@@ -116,8 +118,8 @@ def _load_function(path: str, name: str):
         raise LookupError(f"cannot import {path}: {type(e).__name__}: {e}") from e
     function = getattr(module, name, None)
     if not callable(function):
-        found = sorted(k for k, v in vars(module).items()
-                       if callable(v) and not k.startswith("_") and getattr(v, "__module__", None) == module.__name__)
+        found = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+                       and getattr(v, "__module__", None) == module.__name__)
         raise LookupError(f"{path} has no function {name!r}; functions there: "
                           f"{', '.join(found) or 'none'}")
     return function

@@ -33,7 +33,7 @@ FIT_POINTS = 400
 class Reading:
     iterations: int  # measured iterations actually run (after warm-up)
     warmup: int
-    seconds_per_iteration: float
+    seconds_per_iteration: float | None  # None when stopped before any measured iteration
     peak_increase_bytes: int
     growth_bytes_per_iteration: float
     leak: bool
@@ -100,7 +100,7 @@ def measure(step: Callable[[], object], iterations: int, warmup: int,
     return Reading(
         iterations=done,
         warmup=warmup,
-        seconds_per_iteration=float(sum(durations[:done]) / done) if done else float("nan"),
+        seconds_per_iteration=float(sum(durations[:done]) / done) if done else None,
         peak_increase_bytes=max(0, peak - baseline),
         growth_bytes_per_iteration=slope,
         leak=leak_verdict(measured, slope),
