@@ -1,5 +1,6 @@
 """The asv suite itself: benchmark modules import cheaply and run under asv without failures."""
 
+import json
 import os
 import subprocess
 import sys
@@ -20,13 +21,21 @@ def test_benchmark_modules_do_not_import_tensorflow():
 def test_asv_runs_the_loop_family_without_failures(bench, tmp_path):
     """In this environment (asv's `--python=same`), nothing saved: every point has a value or a skip."""
     pytest.importorskip("tensorflow")
+    from asv.util import load_json
+
+    # The project's config, with everything asv writes moved out of the working tree.
+    conf = load_json(ROOT / "asv.conf.json", js_comments=True)
+    conf.update(repo=str(ROOT / conf["repo"]), benchmark_dir=str(ROOT / conf["benchmark_dir"]),
+                results_dir=str(tmp_path / "results"), env_dir=str(tmp_path / "env"),
+                html_dir=str(tmp_path / "html"))
+    (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
     env = {**os.environ, "HOME": str(tmp_path)}  # asv keeps its machine file in HOME
-    asv = [sys.executable, "-m", "asv"]
-    subprocess.run([*asv, "machine", "--yes", "--machine", "ci"], cwd=ROOT, env=env, check=True)
+    asv = [sys.executable, "-m", "asv", "--config", str(tmp_path / "asv.conf.json")]
+    subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
     run = subprocess.run(
         [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr",
          "--machine", "ci", "--bench", bench],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800, env=env,
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800, env=env,
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]

@@ -58,7 +58,7 @@ def measure_isolated(target: dict[str, Any], iterations: int | None = None,
                 return json.loads(out_path.read_text())
             status = None
     result = _describe(target)
-    result.update(status=status or "error", budget_bytes=budget, iterations=0)
+    result.update(status=status or "error", budget_bytes=budget)
     if status is None:
         result["error"] = f"the measuring process exited with code {child.returncode}"
     elif status == "over_budget":
@@ -85,13 +85,20 @@ def _watch(child: subprocess.Popen, limit: int, timeout_s: float) -> str | None:
     return "ok" if child.returncode == 0 else None
 
 
+# Every result carries these keys; None where the run produced no reading.
+FIGURES = ("iterations", "seconds_per_iteration", "peak_increase_bytes",
+           "growth_bytes_per_iteration", "leak", "method", "allocator_peak_bytes")
+
+
 def _describe(target: dict[str, Any]) -> dict[str, Any]:
     if "scenario" in target:
         params = target.get("params", {})
-        return {"scenario": target["scenario"], "params": params,
-                "device": params.get("device", "CPU"), "tf_version": _tf_version()}
-    return {"scenario": f"{target['file']}::{target['function']}", "params": {},
-            "device": "default", "tf_version": _tf_version()}
+        described = {"scenario": target["scenario"], "params": params,
+                     "device": params.get("device", "CPU")}
+    else:
+        described = {"scenario": f"{target['file']}::{target['function']}", "params": {},
+                     "device": "default"}
+    return {**described, "tf_version": _tf_version(), **dict.fromkeys(FIGURES)}
 
 
 def _tf_version() -> str | None:
