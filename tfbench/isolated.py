@@ -154,8 +154,10 @@ def _child(spec_path: str, out_path: str) -> None:
         device = result["device"]
         devices.reset_allocator_peak(device)
         reading = asdict(measure(step, iterations, warmup, spec["budget"]))
+        counters = getattr(step, "counters", None)
         result.update(reading, tf_version=_tf_version(), budget_bytes=spec["budget"],
-                      allocator_peak_bytes=devices.allocator_peak(device))
+                      allocator_peak_bytes=devices.allocator_peak(device),
+                      counters=counters() if counters else {})
     except (scenarios.ParamError, LookupError) as e:
         result.update(status="bad_input", error=str(e))
     except devices.Unsupported as e:

@@ -81,3 +81,84 @@ def code_version(*modules: ModuleType) -> str:
     for module in modules:
         digest.update(inspect.getsource(module).encode())
     return digest.hexdigest()[:16]
+
+
+class StepBenchmark:
+    """asv's own figures (the card) for one step of a family's scenario, warmed up once.
+
+    A benchmark module subclasses it with `family`, `params`, `param_names` (the first
+    is `variant`) and `version`.
+    """
+
+    family: str
+    param_names: list[str]
+    processes = 1  # each process imports TensorFlow (~4 s): asv's default 2 rounds double that
+    timeout = 120
+
+    def setup(self, *params):
+        self.step = warm_step(self.family, self.param_names, *params)
+
+    def time_step(self, *params):
+        self.step()
+
+    def peakmem_step(self, *params):
+        self.step()
+
+
+class ProbeCosts:
+    """The probe's costs for each grid point, measured once per environment.
+
+    Subclasses define `setup_cache` as `return self.measure()`: asv keys the cache by where
+    setup_cache is written, so an inherited one would be shared between families.
+    """
+
+    family: str
+    params: list
+    param_names: list[str]
+
+    def measure(self) -> dict[str, dict]:
+        return measure_grid(self.family, self.params, self.param_names)
+
+    def setup(self, cache, *params):
+        self.result = reading(cache, params)
+
+    def _figure(self, name: str):
+        value = self.result.get(name, self.result.get("counters", {}).get(name))
+        if value is None:
+            from asv_runner.benchmarks.mark import SkipNotImplemented
+
+            raise SkipNotImplemented(f"{name} is not measured for this case")
+        return value
+
+    def track_peak_increase(self, cache, *params):
+        return self._figure("peak_increase_bytes")
+
+    track_peak_increase.unit = "bytes"
+
+    def track_growth_per_iteration(self, cache, *params):
+        return self._figure("growth_bytes_per_iteration")
+
+    track_growth_per_iteration.unit = "bytes/iteration"
+
+    def track_allocator_peak(self, cache, *params):
+        return self._figure("allocator_peak_bytes")  # GPU only
+
+    track_allocator_peak.unit = "bytes"
+
+
+class GraphOps:
+    """Mixin: the number of operations in the graph the pattern builds on, after the run."""
+
+    def track_graph_ops(self, cache, *params):
+        return self._figure("graph_ops")
+
+    track_graph_ops.unit = "operations"
+
+
+class Traces:
+    """Mixin: how many times tf.function traced during the run."""
+
+    def track_traces(self, cache, *params):
+        return self._figure("traces")
+
+    track_traces.unit = "traces"

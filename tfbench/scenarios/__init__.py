@@ -1,7 +1,9 @@
 """The scenario catalog: each seed pattern written once, for benchmarks, CLI and tests.
 
 A scenario's `prepare(**params)` builds its inputs and returns the step, a no-argument
-callable that does the pattern's unit of work once; the probe calls it per iteration.
+callable that does the pattern's unit of work once; the probe calls it per iteration. A
+step may carry `counters()`, returning counts the pattern is about (graph operations,
+tf.function traces), read once after the run.
 Params map to their values in the benchmark grid (the first is the default). Integer
 params accept any positive value from the CLI; text params only their listed choices.
 """
@@ -72,6 +74,11 @@ def register(scenario: Scenario) -> Scenario:
     return scenario
 
 
+def variants(ids) -> list[str]:
+    """Scenario ids without their family prefix, in order: a benchmark's `variant` values."""
+    return [sid.split(".", 1)[1] for sid in ids]
+
+
 def get(scenario_id: str) -> Scenario:
     try:
         return CATALOG[scenario_id]
@@ -80,4 +87,5 @@ def get(scenario_id: str) -> Scenario:
                          f"{', '.join(sorted(CATALOG))}") from None
 
 
-from tfbench.scenarios import loops  # noqa: E402,F401  (registers the loop family)
+# Importing a family registers its scenarios.
+from tfbench.scenarios import functions, graphs, loops, predict, threads  # noqa: E402,F401

@@ -1,0 +1,44 @@
+"""tf.function: accumulating in loops, and retracing (tfbench/scenarios/functions.py).
+
+function.list_in_tf_range fails on releases that reject it: those points are skips whose
+reason is the error, printed in asv's log.
+"""
+
+from tfbench import memory, probe, suite
+from tfbench.devices import DEVICES
+from tfbench.scenarios import functions, variants
+
+ACCUMULATION = [variants(functions.COUNTED), functions.COUNTS, DEVICES]
+RETRACING = [variants(functions.PLAIN), DEVICES]
+VERSION = suite.code_version(functions)
+COSTS_VERSION = suite.code_version(functions, probe, memory)
+
+
+class Accumulation(suite.StepBenchmark):
+    family, params, param_names = "function", ACCUMULATION, ["variant", "count", "device"]
+    version = VERSION
+
+
+class AccumulationCosts(suite.ProbeCosts, suite.Traces):
+    family, params, param_names = "function", ACCUMULATION, ["variant", "count", "device"]
+    version = COSTS_VERSION
+
+    def setup_cache(self):
+        return self.measure()
+
+    setup_cache.timeout = 1800
+
+
+class Retracing(suite.StepBenchmark):
+    family, params, param_names = "function", RETRACING, ["variant", "device"]
+    version = VERSION
+
+
+class RetracingCosts(suite.ProbeCosts, suite.Traces):
+    family, params, param_names = "function", RETRACING, ["variant", "device"]
+    version = COSTS_VERSION
+
+    def setup_cache(self):
+        return self.measure()
+
+    setup_cache.timeout = 1800
