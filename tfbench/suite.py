@@ -37,7 +37,7 @@ def warm_step(family: str, names: list[str], *values: Any) -> Callable[[], Any]:
     return step
 
 
-def key(values: tuple) -> str:
+def _key(values: tuple) -> str:
     return "|".join(map(str, values))
 
 
@@ -58,9 +58,9 @@ def measure_grid(family: str, params: list, names: list[str], workers: int = 2) 
         except scenarios.ParamError as e:
             reason = str(e)
         if reason:
-            results[key(values)] = {"status": "skipped", "error": reason}
+            results[_key(values)] = {"status": "skipped", "error": reason}
         else:
-            todo[key(values)] = {"scenario": scenario_id, "params": point}
+            todo[_key(values)] = {"scenario": scenario_id, "params": point}
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for k, result in zip(todo, pool.map(measure_isolated, todo.values())):
             results[k] = result
@@ -69,7 +69,7 @@ def measure_grid(family: str, params: list, names: list[str], workers: int = 2) 
 
 def reading(cache: dict[str, dict], values: tuple) -> dict[str, Any]:
     """The probe's result for a grid point, or a skip with its reason."""
-    result = cache[key(values)]
+    result = cache[_key(values)]
     if result["status"] not in ("ok", "over_budget") or not result.get("iterations"):
         raise Unsupported(f"{result['status']}: {result.get('error')}")
     return result

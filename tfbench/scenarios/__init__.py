@@ -74,6 +74,13 @@ def register(scenario: Scenario) -> Scenario:
     return scenario
 
 
+def register_family(table: dict[str, tuple[Callable[..., Callable[[], Any]], str]],
+                    params: dict[str, tuple], iterations: int, warmup: int) -> None:
+    """Register scenarios that share params: `table` maps id -> (prepare, description)."""
+    for scenario_id, (prepare, description) in table.items():
+        register(Scenario(scenario_id, description, prepare, dict(params), iterations, warmup))
+
+
 def variants(ids) -> list[str]:
     """Scenario ids without their family prefix, in order: a benchmark's `variant` values."""
     return [sid.split(".", 1)[1] for sid in ids]

@@ -11,7 +11,7 @@ import itertools
 from typing import Any, Callable
 
 from tfbench.devices import require, tf_name
-from tfbench.scenarios import Scenario, register
+from tfbench.scenarios import register_family
 
 COUNTS = (100, 1000)
 
@@ -155,9 +155,6 @@ PLAIN = {
                                 "time (the article's example 2)"),
 }
 
-for _id, (_prepare, _text) in COUNTED.items():
-    register(Scenario(_id, _text, _prepare, {"count": COUNTS, "device": ("CPU", "GPU")},
-                      iterations=100, warmup=10))
-for _id, (_prepare, _text) in PLAIN.items():
-    register(Scenario(_id, _text, _prepare, {"device": ("CPU", "GPU")},
-                      iterations=300, warmup=20))
+register_family(COUNTED, {"count": COUNTS, "device": ("CPU", "GPU")},
+                iterations=100, warmup=10)
+register_family(PLAIN, {"device": ("CPU", "GPU")}, iterations=300, warmup=20)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tfbench.devices import Unsupported, require, tf_name
-from tfbench.scenarios import Scenario, register
+from tfbench.scenarios import register_family
 
 SIZE = 64
 DEVICE_PARAMS = {"device": ("CPU", "GPU"), "allow_growth": ("off", "on")}
@@ -52,45 +52,37 @@ def with_graph_ops(step: Callable[[], Any], graph_of: Callable[[], Any]) -> Call
     return step
 
 
-def session_per_iteration(device: str, allow_growth: str) -> Callable[[], Any]:
+def _graph_per_iteration(device: str, allow_growth: str,
+                         graph_for: Callable[[Any, Any], Any]) -> Callable[[], Any]:
+    """Each step builds its ops on `graph_for(tf, v1)` and runs them in a new Session."""
     tf, v1, config = _v1(device, allow_growth)
     x = matrix()
+    last = [v1.get_default_graph()]
 
     def step():
-        graph = v1.get_default_graph()
-        out = _work(graph, x, device)
-        with v1.Session(graph=graph, config=config) as sess:
-            return sess.run(out)
-
-    return with_graph_ops(step, v1.get_default_graph)
-
-
-def reset_default_graph(device: str, allow_growth: str) -> Callable[[], Any]:
-    tf, v1, config = _v1(device, allow_growth)
-    x = matrix()
-
-    def step():
-        v1.reset_default_graph()
-        graph = v1.get_default_graph()
-        out = _work(graph, x, device)
-        with v1.Session(graph=graph, config=config) as sess:
-            return sess.run(out)
-
-    return with_graph_ops(step, v1.get_default_graph)
-
-
-def fresh_graph(device: str, allow_growth: str) -> Callable[[], Any]:
-    tf, v1, config = _v1(device, allow_growth)
-    x = matrix()
-    last = [tf.Graph()]
-
-    def step():
-        last[0] = graph = tf.Graph()
+        last[0] = graph = graph_for(tf, v1)
         out = _work(graph, x, device)
         with v1.Session(graph=graph, config=config) as sess:
             return sess.run(out)
 
     return with_graph_ops(step, lambda: last[0])
+
+
+def _reset_default(tf, v1):
+    v1.reset_default_graph()
+    return v1.get_default_graph()
+
+
+def session_per_iteration(device: str, allow_growth: str) -> Callable[[], Any]:
+    return _graph_per_iteration(device, allow_growth, lambda tf, v1: v1.get_default_graph())
+
+
+def reset_default_graph(device: str, allow_growth: str) -> Callable[[], Any]:
+    return _graph_per_iteration(device, allow_growth, _reset_default)
+
+
+def fresh_graph(device: str, allow_growth: str) -> Callable[[], Any]:
+    return _graph_per_iteration(device, allow_growth, lambda tf, v1: tf.Graph())
 
 
 def build_once(device: str, allow_growth: str) -> Callable[[], Any]:
@@ -248,8 +240,5 @@ EAGER = {
     "eager.variable_reused": (variable_reused, "one tf.Variable, assigned every iteration"),
 }
 
-for _id, (_prepare, _text) in GRAPH.items():
-    register(Scenario(_id, _text, _prepare, dict(DEVICE_PARAMS), iterations=200, warmup=20))
-for _id, (_prepare, _text) in EAGER.items():
-    register(Scenario(_id, _text, _prepare, {"device": ("CPU", "GPU")},
-                      iterations=200, warmup=20))
+register_family(GRAPH, DEVICE_PARAMS, iterations=200, warmup=20)
+register_family(EAGER, {"device": ("CPU", "GPU")}, iterations=200, warmup=20)

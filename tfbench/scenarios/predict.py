@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tfbench.devices import require, tf_name
-from tfbench.scenarios import Scenario, register
+from tfbench.scenarios import register_family
 
 BATCH, FEATURES = 256, 32
 
@@ -111,6 +111,4 @@ PREDICT = {
                                 "(the article's example 2)"),
 }
 
-for _id, (_prepare, _text) in PREDICT.items():
-    register(Scenario(_id, _text, _prepare, {"device": ("CPU", "GPU")},
-                      iterations=100, warmup=10))
+register_family(PREDICT, {"device": ("CPU", "GPU")}, iterations=100, warmup=10)

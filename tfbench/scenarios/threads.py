@@ -11,7 +11,7 @@ import threading
 from typing import Any, Callable
 
 from tfbench.devices import require, tf_name
-from tfbench.scenarios import Scenario, register
+from tfbench.scenarios import register_family
 from tfbench.scenarios.graphs import matrix, with_graph_ops
 
 THREADS = (1, 2, 4, 8)
@@ -97,6 +97,5 @@ THREADED = {
                                  "thread (the fix for new_op_per_run)"),
 }
 
-for _id, (_prepare, _text) in THREADED.items():
-    register(Scenario(_id, _text, _prepare, {"threads": THREADS, "device": ("CPU", "GPU")},
-                      iterations=40, warmup=5))
+register_family(THREADED, {"threads": THREADS, "device": ("CPU", "GPU")},
+                iterations=40, warmup=5)
