@@ -36,7 +36,7 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     run = subprocess.run(
         [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr",
          "--machine", "ci"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=1800, env=env,
+        cwd=tmp_path, capture_output=True, text=True, timeout=3600, env=env,
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]
