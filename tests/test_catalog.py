@@ -7,6 +7,7 @@ import pytest
 from tfbench import scenarios
 from tfbench.isolated import measure_isolated
 from tfbench.scenarios import graphs, predict
+from tfbench.scenarios import threads as threads_module
 
 tf = pytest.importorskip("tensorflow")
 
@@ -119,7 +120,7 @@ def test_prediction_paths_agree():
 @pytest.mark.parametrize("threads", [1, 4])
 def test_thread_patterns_agree_and_join(threads):
     x = graphs.matrix().astype(np.float64)
-    expected = [pytest.approx((x @ x).sum(), rel=1e-4)] * (10 * threads)
+    expected = [pytest.approx((x @ x).sum(), rel=1e-4)] * (threads_module.RUNS_PER_THREAD * threads)
     for sid in ["threads.shared_session", "threads.session_per_thread",
                 "threads.new_op_per_run", "threads.placeholder_feed"]:
         assert step(sid, threads=threads)() == expected, sid

@@ -5,6 +5,8 @@ installed there). Distributions whose pinned version is already installed stay a
 unlike asv's default `pip install --force-reinstall`; ones the lock does not name are removed,
 so nothing left over from another release leaks into the measurement.
 TFBENCH_WHEELS=gpu picks the GPU lock (tensorflow[and-cuda]); the default is cpu.
+asv does not record what an environment held: `pip freeze --all` after the install goes to
+RECORD_DIR/<commit>-<environment>-<cpu|gpu>.txt, beside the results it produced.
 """
 
 import os
@@ -29,7 +31,7 @@ def not_in_lock(lock_text: str, installed: list[str]) -> list[str]:
     return sorted({normalize(name) for name in installed} - wanted - ENVIRONMENT_TOOLS)
 
 
-def main(build_dir: str) -> None:
+def main(build_dir: str, record_dir: str) -> None:
     flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
     lock = Path(build_dir) / f"requirements-{flavour}.txt"
     if not lock.is_file():
@@ -40,7 +42,12 @@ def main(build_dir: str) -> None:
     if extra:
         subprocess.run([*pip, "uninstall", "--yes", *extra], check=True)
     subprocess.run([*pip, "install", "--no-deps", "--requirement", str(lock)], check=True)
+    frozen = subprocess.run([*pip, "freeze", "--all"], check=True, capture_output=True, text=True)
+    record = Path(record_dir) / (f"{os.environ.get('ASV_COMMIT', 'unknown')[:8]}-"
+                                 f"{os.environ.get('ASV_ENV_NAME', 'env')}-{flavour}.txt")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

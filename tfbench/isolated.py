@@ -1,7 +1,11 @@
-"""Measure a step in a fresh Python process, bounded in memory and time.
+"""Measure steps in fresh child processes, bounded in memory and time.
 
-The parent starts `python -m tfbench.isolated SPEC OUT`, watches the child's RSS and kills
-it past the budget or the timeout; the child also stops itself at the budget between
+Children are forked from a process that has imported TensorFlow but not started it, so
+each child skips the import (seconds) and begins with a clean runtime: forking a process
+whose TensorFlow runtime (thread pools, CUDA) has started can deadlock. `measure_forked`
+is for such clean processes (asv's setup_cache, `python -m tfbench.isolated`);
+`measure_isolated` starts one for any caller. The parent watches each child's RSS and
+kills it past the budget or the timeout; the child also stops itself at the budget between
 iterations, so the usual over-budget report still carries the readings up to that point;
 the watchdog's limit sits a margin above the budget so that the child gets to do that.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,7 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tfbench.memory import process_rss_bytes
+from tfbench.memory import fault_in_like, process_rss_bytes
 
 MiB = 1 << 20
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,51 +43,101 @@ def default_budget_bytes() -> int:
 def measure_isolated(target: dict[str, Any], iterations: int | None = None,
                      warmup: int | None = None, budget_bytes: int | None = None,
                      timeout_s: float = 600.0) -> dict[str, Any]:
-    """Measure a target in a child process.
+    """Measure a target in a child of a fresh Python process (safe from any caller).
 
     target: {"scenario": ID, "params": {...}} or {"file": PATH, "function": NAME}.
     Returns the result dict; "status" is ok, over_budget, timeout, skipped, error or bad_input.
     """
-    budget = budget_bytes or default_budget_bytes()
-    spec = {"target": target, "iterations": iterations, "warmup": warmup, "budget": budget}
+    spec = {"targets": [target], "iterations": iterations, "warmup": warmup,
+            "budget": budget_bytes, "timeout": timeout_s}
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec))
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
                    PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        child = subprocess.Popen([sys.executable, "-m", "tfbench.isolated", str(spec_path),
-                                  str(out_path)], stdout=sys.stderr, env=env)
-        status = _watch(child, budget + max(64 * MiB, budget // 10), timeout_s)
-        if status == "ok":
-            if out_path.exists():
-                return json.loads(out_path.read_text())
-            status = None
+        code = subprocess.call([sys.executable, "-m", "tfbench.isolated", str(spec_path),
+                                str(out_path)], stdout=sys.stderr, env=env)
+        if out_path.exists():
+            return json.loads(out_path.read_text())[0]
     result = _describe(target)
-    result.update(status=status or "error", budget_bytes=budget)
-    if status is None:
-        result["error"] = f"the measuring process exited with code {child.returncode}"
-    elif status == "over_budget":
-        result["error"] = f"killed: RSS passed the budget of {budget / MiB:.0f} MiB"
-    else:
-        result["error"] = f"killed: still running after {timeout_s:.0f} s"
+    result.update(status="error", error=f"the measuring process exited with code {code}")
     return result
 
 
-def _watch(child: subprocess.Popen, limit: int, timeout_s: float) -> str | None:
-    """Wait for the child; kill it past limit or timeout. "ok" when it exited cleanly."""
-    deadline = time.monotonic() + timeout_s
-    while child.poll() is None:
-        verdict = None
-        if process_rss_bytes(child.pid) > limit:
-            verdict = "over_budget"
-        elif time.monotonic() > deadline:
-            verdict = "timeout"
-        if verdict:
-            child.kill()
-            child.wait()
-            return verdict
-        time.sleep(0.02)
-    return "ok" if child.returncode == 0 else None
+def measure_forked(targets: list[dict[str, Any]], iterations: int | None = None,
+                   warmup: int | None = None, budget_bytes: int | None = None,
+                   timeout_s: float = 600.0, workers: int = 1) -> list[dict[str, Any]]:
+    """Measure each target in a child forked from this process, `workers` at a time.
+
+    Only from a process whose TensorFlow runtime has not started (importing it is fine).
+    Children run side by side: their readings are per-process RSS, which a neighbour does
+    not change. Results come in the order of `targets`.
+    """
+    try:
+        import tensorflow  # noqa: F401  (once here rather than in every child)
+    except ImportError:
+        pass  # a scenario's child reports it
+    budget = budget_bytes or default_budget_bytes()
+    limit = budget + max(64 * MiB, budget // 10)
+    spec = {"iterations": iterations, "warmup": warmup, "budget": budget}
+    results: list[dict[str, Any] | None] = [None] * len(targets)
+    running: dict[int, tuple[int, Path, float]] = {}  # pid -> (index, out, deadline)
+    todo = list(enumerate(targets))
+    with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
+        while todo or running:
+            while todo and len(running) < workers:
+                index, target = todo.pop(0)
+                out = Path(tmp) / f"{index}.json"
+                running[_fork(target, spec, out)] = (index, out, time.monotonic() + timeout_s)
+            for pid, (index, out, deadline) in list(running.items()):
+                ended, status = os.waitpid(pid, os.WNOHANG)
+                verdict = None
+                if not ended:
+                    if process_rss_bytes(pid) > limit:
+                        verdict = "over_budget"
+                    elif time.monotonic() > deadline:
+                        verdict = "timeout"
+                    else:
+                        continue
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                del running[pid]
+                results[index] = _collect(targets[index], out, verdict, status, budget, timeout_s)
+            time.sleep(0.02)
+    return results
+
+
+def _fork(target: dict[str, Any], spec: dict[str, Any], out: Path) -> int:
+    sys.stdout.flush(), sys.stderr.flush()  # or the child would print them again
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:  # the child: its prints go to stderr (stdout may carry the parent's JSON)
+        os.dup2(2, 1)
+        spec = dict(spec, primed=fault_in_like(os.getppid()))
+        _child(target, spec, out)
+        code = 0
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(code)
+
+
+def _collect(target: dict[str, Any], out: Path, verdict: str | None, status: int,
+             budget: int, timeout_s: float) -> dict[str, Any]:
+    if verdict is None and out.exists():
+        return json.loads(out.read_text())
+    result = _describe(target)
+    result.update(status=verdict or "error", budget_bytes=budget)
+    if verdict == "over_budget":
+        result["error"] = f"killed: RSS passed the budget of {budget / MiB:.0f} MiB"
+    elif verdict == "timeout":
+        result["error"] = f"killed: still running after {timeout_s:.0f} s"
+    elif os.WIFSIGNALED(status):
+        result["error"] = f"the measuring process died of signal {os.WTERMSIG(status)}"
+    else:
+        result["error"] = f"the measuring process exited with code {os.WEXITSTATUS(status)}"
+    return result
 
 
 # Every result carries these keys; None where the run produced no reading.
@@ -132,12 +187,10 @@ def _load_function(path: str, name: str):
     return function
 
 
-def _child(spec_path: str, out_path: str) -> None:
+def _child(target: dict[str, Any], spec: dict[str, Any], out: Path) -> None:
     from tfbench import devices, scenarios
     from tfbench.probe import measure
 
-    spec = json.loads(Path(spec_path).read_text())
-    target = spec["target"]
     result = _describe(target)
     try:
         if "scenario" in target:
@@ -158,6 +211,8 @@ def _child(spec_path: str, out_path: str) -> None:
         result.update(reading, tf_version=_tf_version(), budget_bytes=spec["budget"],
                       allocator_peak_bytes=devices.allocator_peak(device),
                       counters=counters() if counters else {})
+        if not spec["primed"]:  # library pages first touched in the region count in its peak
+            result["method"] += "+unprimed"
     except (scenarios.ParamError, LookupError) as e:
         result.update(status="bad_input", error=str(e))
     except devices.Unsupported as e:
@@ -165,8 +220,15 @@ def _child(spec_path: str, out_path: str) -> None:
     except Exception as e:  # the pattern itself failed: record it, never hide it
         result.update(status="error", error=f"{type(e).__name__}: {e}",
                       traceback=traceback.format_exc())
-    Path(out_path).write_text(json.dumps(result))
+    out.write_text(json.dumps(result))
+
+
+def _main(spec_path: str, out_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    results = measure_forked(spec["targets"], spec["iterations"], spec["warmup"],
+                             spec["budget"], spec["timeout"])
+    Path(out_path).write_text(json.dumps(results))
 
 
 if __name__ == "__main__":
-    _child(*sys.argv[1:3])
+    _main(*sys.argv[1:3])
