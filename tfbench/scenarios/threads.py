@@ -14,8 +14,8 @@ from tfbench.devices import require, tf_name
 from tfbench.scenarios import register_family
 from tfbench.scenarios.graphs import matrix, with_graph_ops
 
-THREADS = (1, 2, 4)
-RUNS_PER_THREAD = 5
+THREADS = (1, 2, 4, 8)
+RUNS_PER_THREAD = 2  # new_op_per_run costs more with every op it has added: keep steps short
 JOIN_TIMEOUT_S = 60.0
 
 
