@@ -1,4 +1,4 @@
-"""The asv suite itself: benchmark modules import cheaply and run under asv without failures."""
+"""The asv suite itself runs under asv without failures."""
 
 import json
 import os
@@ -8,15 +8,6 @@ import sys
 import pytest
 
 from tfbench.releases import ROOT
-
-
-def test_benchmark_modules_do_not_import_tensorflow():
-    modules = sorted(p.stem for p in (ROOT / "benchmarks").glob("[a-z]*.py"))
-    code = f"import sys, {', '.join('benchmarks.' + m for m in modules)}; " \
-           "print('tensorflow' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout
-    assert out.strip() == "False"
 
 
 def test_asv_runs_the_suite_without_failures(tmp_path):
@@ -36,7 +27,7 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     run = subprocess.run(
         [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr",
          "--machine", "ci"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=3600, env=env,
+        cwd=tmp_path, capture_output=True, text=True, timeout=1800, env=env,
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]

@@ -1,5 +1,7 @@
 """The probe reads back known truths: injected leaks, a known transient peak, a flat loop."""
 
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -54,6 +56,29 @@ def test_spike_inside_one_iteration_is_killed_by_the_watchdog(synthetic):
 def test_timeout_kills_the_run(synthetic):
     r = measure_json(synthetic("hold_512mib"), "--iterations", "3", "--timeout", "2")
     assert r["status"] == "timeout"
+
+
+def test_forked_child_maps_its_parents_library_pages_before_measuring():
+    """A forked child maps file pages (TensorFlow's libraries) only as it touches them: unprimed,
+    their first use inside a measured region would read as the region's memory."""
+    pytest.importorskip("tensorflow")
+    code = """
+import os, tensorflow
+from tfbench.memory import fault_in_like, rss_bytes
+parent = rss_bytes()
+pid = os.fork()
+if pid == 0:
+    before = rss_bytes()
+    primed = fault_in_like(os.getppid())
+    print(parent, before, rss_bytes(), primed, flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    parent, before, after, primed = out.stdout.split()
+    assert primed == "True"
+    assert int(before) < int(parent) - 64 * MiB  # the libraries' pages were not mapped yet
+    assert abs(int(after) - int(parent)) < 16 * MiB
 
 
 def test_sampling_fallback_sees_a_held_peak():

@@ -122,6 +122,47 @@ def _releases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _publish(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from asv.config import Config
+
+    from tfbench import report, site
+
+    if not Path(args.config).is_file():
+        raise BadInput(f"no asv configuration at {args.config}")
+    if not args.report_only:
+        run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", args.config])
+        if run.returncode:
+            print(f"tfbench: asv publish failed (exit {run.returncode})", file=sys.stderr)
+            return run.returncode
+    html_dir = Path(Config.load(args.config).html_dir)
+    try:
+        site.vendor(html_dir)
+    except site.AssetError as e:
+        print(f"tfbench: {e}", file=sys.stderr)
+        return 1
+    data = report.main(args.config, str(html_dir))
+    print(f"{html_dir}/index.html: asv's site, with its assets in vendor/ (works offline)")
+    print(f"{html_dir}/report.html, report.md: the release report "
+          f"({len(data.machines)} machine(s){', %d unreadable results file(s) skipped' % len(data.problems) if data.problems else ''})")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from asv.config import Config
+
+    from tfbench import report
+
+    if not Path(args.config).is_file():
+        raise BadInput(f"no asv configuration at {args.config}")
+    data = report.load(Config.load(args.config))
+    for problem in data.problems:
+        print(f"tfbench report: skipped {problem}", file=sys.stderr)
+    print(report.markdown(data), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -140,6 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("action", choices=("update", "build"),
                    help="update: lock new releases, then build; build: rebuild from the locks")
     r.set_defaults(run=_releases)
+    p = sub.add_parser("publish", help="asv publish, then vendor its assets (an offline site) "
+                                       "and write the release report into it")
+    p.add_argument("--config", default="asv.conf.json")
+    p.add_argument("--report-only", action="store_true",
+                   help="skip `asv publish` (the site is already built)")
+    p.set_defaults(run=_publish)
+    rep = sub.add_parser("report", help="print the release report as Markdown")
+    rep.add_argument("--config", default="asv.conf.json")
+    rep.set_defaults(run=_report)
     return parser
 
 

@@ -73,10 +73,11 @@ def measure_forked(targets: list[dict[str, Any]], iterations: int | None = None,
     Children run side by side: their readings are per-process RSS, which a neighbour does
     not change. Results come in the order of `targets`.
     """
-    try:
-        import tensorflow  # noqa: F401  (once here rather than in every child)
-    except ImportError:
-        pass  # a scenario's child reports it
+    if any("scenario" in t for t in targets):
+        try:
+            import tensorflow  # noqa: F401  (once here rather than in every child)
+        except ImportError:
+            pass  # the child reports it
     budget = budget_bytes or default_budget_bytes()
     limit = budget + max(64 * MiB, budget // 10)
     spec = {"iterations": iterations, "warmup": warmup, "budget": budget}

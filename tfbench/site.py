@@ -28,7 +28,8 @@ class Package:
     name: str
     version: str
     integrity: str  # the registry's dist.integrity of the tarball
-    files: dict[str, str]  # CDN URL in asv's index.html (or "" for a file it needs) -> path in tarball
+    files: dict[str, str]  # path in the tarball -> the CDN URL asv's index.html loads it from
+    # ("" for a file the others load, such as fonts)
 
     @property
     def tarball(self) -> str:
@@ -39,26 +40,27 @@ class Package:
 # CDN serves 1.0.1): same plugin and API, the nearest version the registry has.
 PACKAGES = [
     Package("jquery", "3.3.1", "sha512-Ubldcmxp5np52/ENotGxlLe6aGMvmF4R8S6tZjsP6Knsaxd/xp3Zrh50cG93lR6nPXyUFwzN3ZSOQI0wRJNdGg==",
-            {"https://code.jquery.com/jquery-3.3.1.min.js": "dist/jquery.min.js"}),
+            {"dist/jquery.min.js": "https://code.jquery.com/jquery-3.3.1.min.js"}),
     Package("flot", "0.8.3", "sha512-xg2otcTJDvS+ERK+my4wxG/ASq90QURXtoM4LhacCq0jQW2jbyjdttbRNqU2cPykrpMvJ6b2uSp6SAgYAzj9tQ==",
-            {f"https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot{part}.min.js":
-             f"jquery.flot{part}.js" for part in ("", ".time", ".selection", ".categories")}),
+            {f"jquery.flot{part}.js": f"https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot{part}.min.js"
+             for part in ("", ".time", ".selection", ".categories")}),
     Package("flot-orderbars", "1.0.0", "sha512-Jv51fvzevUjNXEeozpwEKfPjhiZhfiJddv0WHjduUTCmSF+7T5K7C9c9Y1wIVmUhDBv5fLMjgbwKecT0GIKPZA==",
-            {"https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js":
-             "js/jquery.flot.orderBars.js"}),
+            {"js/jquery.flot.orderBars.js":
+             "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js"}),
     Package("stupid-table-plugin", "1.1.3", "sha512-2Vk7XouQPxUQPRe9w0Fu7ZZ8kHLK7rDoLMsCgtKxRNJ7f4dSOGvW9CkHsq5wD6QsaEnWoyLBYH3xOEsrK3yWBg==",
-            {"https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js":
-             "stupidtable.min.js"}),
+            {"stupidtable.min.js":
+             "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js"}),
     Package("blueimp-md5", "2.19.0", "sha512-DRQrD6gJyy8FbiE4s+bDoXS9hiW3Vbx5uCdwvcCf3zLHL+Iv7LtGHLpr+GZV8rHG8tK766FGYBwRbu8pELTt+w==",
-            {"https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js":
-             "js/md5.min.js"}),
+            {"js/md5.min.js": "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js"}),
     Package("bootstrap", "3.1.1", "sha512-TAzqS8E/ISpVHP29gYhy+1NSV+FJwApDVQhDfgLYsIuUDJiqJzH2DfORN5tiu+Ie2iBLrzEG34t4Rf465cigqg==",
-            {"https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js": "dist/js/bootstrap.min.js",
-             "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css": "dist/css/bootstrap.min.css",
+            {"dist/js/bootstrap.min.js": "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js",
+             "dist/css/bootstrap.min.css": "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css",
              # bootstrap.min.css loads its icon font from ../fonts/
-             **{"": f"dist/fonts/glyphicons-halflings-regular.{ext}"
-                for ext in ("eot", "svg", "ttf", "woff")}}),
+             **{f"dist/fonts/glyphicons-halflings-regular.{ext}": "" for ext in ("eot", "svg", "ttf", "woff")}}),
 ]
+# A link to the release report in asv's navigation bar, after "Regressions".
+NAV_ANCHOR = '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>'
+NAV_REPORT = '<li id="nav-li-report"><a href="report.html">Release report</a></li>'
 _TAG = re.compile(r"""<(script|link)\b[^>]*?(?:src|href)="(https?://[^"]+)"[^>]*>(?:</script>)?""")
 
 
@@ -95,7 +97,7 @@ def fetch(package: Package, cache: Path | None = None) -> bytes:
 
 
 def vendor(html_dir: Path, cache: Path | None = None) -> list[Path]:
-    """Unpack the assets into html_dir/vendor and point every page at them.
+    """Unpack the assets into html_dir/vendor, point every page at them, link the report.
 
     Raises AssetError if a page still loads something from the internet afterwards (a new
     asv version with new assets): an offline site must not depend on it silently.
@@ -103,7 +105,7 @@ def vendor(html_dir: Path, cache: Path | None = None) -> list[Path]:
     local: dict[str, str] = {}
     for package in PACKAGES:
         with tarfile.open(fileobj=io.BytesIO(fetch(package, cache))) as tar:
-            for url, member in package.files.items():
+            for member, url in package.files.items():
                 target = html_dir / "vendor" / package.name / member
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(tar.extractfile(f"package/{member}").read())
@@ -112,6 +114,8 @@ def vendor(html_dir: Path, cache: Path | None = None) -> list[Path]:
     pages = sorted(html_dir.glob("*.html"))
     for page in pages:
         text = _TAG.sub(lambda m: _local_tag(m, local), page.read_text())
+        if NAV_ANCHOR in text and NAV_REPORT not in text:
+            text = text.replace(NAV_ANCHOR, NAV_ANCHOR + NAV_REPORT)
         remote = [m.group(2) for m in _TAG.finditer(text)]
         if remote:
             raise AssetError(f"{page.name} still loads {', '.join(remote)}: not in tfbench.site.PACKAGES")

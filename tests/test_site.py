@@ -1,0 +1,182 @@
+"""The published site: offline assets, the release report, several machines, and a real
+browser (headless Chromium, Debian's package) reading it from localhost with no internet."""
+
+import contextlib
+import functools
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from asv.config import Config
+from asv.util import load_json
+
+from tfbench import report, site
+from tfbench.releases import ROOT, tracked_versions
+
+ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
+RELEASES = [f"v{v}" for v in tracked_versions()]
+MACHINE = "linux-2cpu-24gb"
+
+
+def write_conf(tmp: Path, results: Path) -> Path:
+    conf = load_json(ROOT / "asv.conf.json", js_comments=True)
+    conf.update(repo=str(ROOT / conf["repo"]), benchmark_dir=str(ROOT / conf["benchmark_dir"]),
+                results_dir=str(results), env_dir=str(tmp / "env"), html_dir=str(tmp / "html"))
+    path = tmp / "asv.conf.json"
+    path.write_text(json.dumps(conf))
+    return path
+
+
+def tfbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tfbench", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=900, env=env)
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """The committed results published with `tfbench publish` into a scratch site."""
+    tmp = tmp_path_factory.mktemp("site")
+    shutil.copytree(ROOT / "results", tmp / "results")
+    conf = write_conf(tmp, tmp / "results")
+    run = tfbench("publish", "--config", str(conf), cwd=tmp)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return tmp
+
+
+def test_vendored_page_loads_nothing_from_the_internet(published):
+    html = (published / "html" / "index.html").read_text()
+    assert not re.findall(r'(?:src|href)="https?://', html.replace(
+        'href="https://github.com/airspeed-velocity/asv/"', ""))
+    scripts = re.findall(r'<script src="(vendor/[^"]+)"', html)
+    assert len(scripts) == 8 and all((published / "html" / s).is_file() for s in scripts)
+    assert (published / "html" / "vendor" / "bootstrap" / "dist" / "fonts").is_dir()
+    assert 'href="report.html"' in html
+
+
+def test_assets_come_from_the_cache_once_fetched(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    for package in site.PACKAGES:
+        site.fetch(package, cache)
+    monkeypatch.setattr(site, "REGISTRY", "http://127.0.0.1:9")  # nothing listens there
+    assert all(site.fetch(p, cache) for p in site.PACKAGES)
+    (cache / site.PACKAGES[0].tarball).write_bytes(b"tampered")
+    with pytest.raises(site.AssetError, match="cannot fetch"):
+        site.fetch(site.PACKAGES[0], cache)
+
+
+def test_history_has_every_tracked_release(published):
+    index = json.loads((published / "html" / "index.json").read_text())
+    assert sorted(index["tags"]) == sorted(RELEASES)
+    data = report.main(str(published / "asv.conf.json"), str(published / "html"))
+    assert data.machines[MACHINE].releases == RELEASES
+
+
+def test_report_lists_every_scenario_and_verdict(published):
+    from tfbench import scenarios
+
+    text = (published / "html" / "report.md").read_text()
+    for scenario_id in scenarios.CATALOG:
+        assert f"variant={scenario_id.split('.', 1)[1]}" in text, scenario_id
+    assert text.count("- [") >= len(report.CLAIMS)
+    assert "**TRUE** on v2.21.0" in text and "**FALSE** on v2.21.0" in text
+
+
+def test_gate_agrees_with_asv_compare(published):
+    old, new = RELEASES[-2:]
+    run = subprocess.run([sys.executable, "-m", "asv", "compare", "--config",
+                          str(published / "asv.conf.json"), "--machine", MACHINE,
+                          "--only-changed", "--factor", str(report.FACTOR), old, new],
+                         capture_output=True, text=True, check=True)
+    worse = {line.split()[-1] for line in run.stdout.splitlines()
+             if line.strip().startswith(("+", "!"))}
+    data = report.load(Config.load(str(published / "asv.conf.json")))
+    # asv compare prints names with spaces inside the parentheses; compare without them
+    assert {r.name.replace(" ", "") for r in report.gate(data, data.machines[MACHINE])} == \
+        {name.replace(" ", "") for name in worse}
+
+
+def test_a_broken_results_file_is_named_and_skipped(tmp_path):
+    shutil.copytree(ROOT / "results", tmp_path / "results")
+    victim = sorted((tmp_path / "results" / MACHINE).glob("*-*.json"))[0]
+    victim.write_text(victim.read_text()[:500])  # truncated mid-file
+    conf = write_conf(tmp_path, tmp_path / "results")
+    run = tfbench("publish", "--config", str(conf), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert victim.name in run.stderr and victim.exists()
+    md = (tmp_path / "html" / "report.md").read_text()
+    assert victim.name in md and "v2.21.0" in md
+
+
+def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
+    """A real second machine: the Eager family run here under another machine name (asv's
+    --python=same measures the installed TensorFlow, the history's newest release)."""
+    pytest.importorskip("tensorflow")
+    shutil.copytree(ROOT / "results", tmp_path / "results")
+    conf = write_conf(tmp_path, tmp_path / "results")
+    env = {**__import__("os").environ, "HOME": str(tmp_path)}
+    asv = [sys.executable, "-m", "asv", "--config", str(conf)]
+    subprocess.run([*asv, "machine", "--yes", "--machine", "gpu-box"], env=env, check=True,
+                   capture_output=True)
+    run = subprocess.run([*asv, "run", "--python=same", "--quick", "--machine", "gpu-box",
+                          "--bench", r"graphs\.Eager"], env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:]
+    run = tfbench("publish", "--config", str(conf), cwd=tmp_path, env=env)
+    assert run.returncode == 0, run.stderr
+    index = json.loads((tmp_path / "html" / "index.json").read_text())
+    assert {MACHINE, "gpu-box"} <= set(index["params"]["machine"])
+    md = (tmp_path / "html" / "report.md").read_text()
+    assert f"## Machine {MACHINE}" in md and "## Machine gpu-box" in md
+
+
+# ---- headless Chromium -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def served(published):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(published / "html"))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def chromium(url: str, screenshot: str) -> str:
+    """The DOM after the page's scripts ran; a screenshot beside it. Every host but localhost
+    resolves to nothing: the page cannot reach the internet."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert binary, "headless Chromium is needed: apt-get install chromium (.ci/run does)"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    common = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+              "--window-size=1400,1000", "--virtual-time-budget=20000"]
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        subprocess.run([*common, f"--screenshot={ARTIFACTS / screenshot}", url],
+                       capture_output=True, timeout=120)
+    return subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True,
+                          timeout=120).stdout
+
+
+def test_summary_grid_loads_offline(served):
+    dom = chromium(f"{served}/index.html", "summary-grid.png")
+    assert "continental origin of swallow" not in dom
+    assert "MatrixPower" in dom and "benchmark-container" in dom
+
+
+def test_graph_shows_release_tags(served):
+    dom = chromium(f"{served}/index.html#loops.MatrixPower.time_step", "graph.png")
+    shown = set(re.findall(r">(v2\.\d+\.\d+)</div>", dom))
+    assert shown == set(RELEASES), shown
+
+
+def test_report_page_renders_tables_and_plots(served):
+    dom = chromium(f"{served}/report.html", "report.png")
+    assert dom.count('class="family"') >= 8 and dom.count("<svg") >= 8
+    assert "Newest-release gate" in dom and "Machine linux-2cpu-24gb" in dom
