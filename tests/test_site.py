@@ -55,7 +55,7 @@ def test_vendored_page_loads_nothing_from_the_internet(published):
     assert not re.findall(r'(?:src|href)="https?://', html.replace(
         'href="https://github.com/airspeed-velocity/asv/"', ""))
     scripts = re.findall(r'<script src="(vendor/[^"]+)"', html)
-    assert len(scripts) == 8 and all((published / "html" / s).is_file() for s in scripts)
+    assert len(scripts) == 9 and all((published / "html" / s).is_file() for s in scripts)
     assert (published / "html" / "vendor" / "bootstrap" / "dist" / "fonts").is_dir()
     assert 'href="report.html"' in html
 
@@ -88,18 +88,19 @@ def test_report_lists_every_scenario_and_verdict(published):
     assert "**TRUE** on v2.21.0" in text and "**FALSE** on v2.21.0" in text
 
 
-def test_gate_agrees_with_asv_compare(published):
-    old, new = RELEASES[-2:]
+@pytest.mark.parametrize("old,new", list(zip(RELEASES, RELEASES[1:])))
+def test_gate_agrees_with_asv_compare(published, old, new):
+    """The newest-release gate is asv compare's rule: the same rows, for any two releases."""
     run = subprocess.run([sys.executable, "-m", "asv", "compare", "--config",
                           str(published / "asv.conf.json"), "--machine", MACHINE,
                           "--only-changed", "--factor", str(report.FACTOR), old, new],
                          capture_output=True, text=True, check=True)
-    worse = {line.split()[-1] for line in run.stdout.splitlines()
-             if line.strip().startswith(("+", "!"))}
+    rows = [[f.strip() for f in line.split("|")] for line in run.stdout.splitlines()
+            if line.startswith("|")]
+    worse = {row[-2] for row in rows if row[1] in ("+", "!")}
     data = report.load(Config.load(str(published / "asv.conf.json")))
-    # asv compare prints names with spaces inside the parentheses; compare without them
-    assert {r.name.replace(" ", "") for r in report.gate(data, data.machines[MACHINE])} == \
-        {name.replace(" ", "") for name in worse}
+    found = {r.name for r in report.gate(data, data.machines[MACHINE], pair=(old, new))}
+    assert found == worse
 
 
 def test_a_broken_results_file_is_named_and_skipped(tmp_path):
@@ -142,9 +143,11 @@ def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
 
 @pytest.fixture(scope="module")
 def served(published):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
-                                directory=str(published / "html"))
-    handler.log_message = lambda *a: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(published / "html"))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"

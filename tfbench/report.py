@@ -21,7 +21,7 @@ from typing import Any
 
 from asv import util
 from asv.benchmarks import Benchmarks
-from asv.commands.compare import _is_result_better, _isna, unroll_result
+from asv.commands.compare import _is_result_better, _isna
 from asv.config import Config
 from asv.results import Results
 
@@ -250,13 +250,14 @@ class Regression:
         return f"{self.after / self.before:.2f}" if self.before else "n/a"
 
 
-def gate(data: Data, machine: MachineResults, factor: float = FACTOR) -> list[Regression]:
-    """Benchmarks where the newest release is worse than the one before, by asv compare's rule:
-    a new failure, or slower/bigger by `factor` where the samples' confidence intervals
-    differ (values without samples compare by the factor alone)."""
-    if len(machine.releases) < 2:
+def gate(data: Data, machine: MachineResults, factor: float = FACTOR,
+         pair: tuple[str, str] | None = None) -> list[Regression]:
+    """Benchmarks where the newest release (or pair's second) is worse than the one before,
+    by asv compare's rule: a new failure, or slower/bigger by `factor` where the samples'
+    confidence intervals differ (values without samples compare by the factor alone)."""
+    if pair is None and len(machine.releases) < 2:
         return []
-    old, new = machine.releases[-2:]
+    old, new = pair or machine.releases[-2:]
     found = []
     for key, bench in sorted(data.benchmarks.items()):
         params = bench["params"]
@@ -271,7 +272,7 @@ def gate(data: Data, machine: MachineResults, factor: float = FACTOR) -> list[Re
                 improved = _is_result_better(v2, v1, (st2, sa2), (st1, sa1), factor)
                 worse = not improved and _is_result_better(v1, v2, (st1, sa1), (st2, sa2), factor)
             if worse:
-                name = next(unroll_result(key, [[c] for c in combo]))[0]
+                name = f"{key}({', '.join(combo)})" if combo else key  # as compare prints it
                 found.append(Regression(name, key, dict(zip(bench["param_names"], combo)),
                                         v1, v2, bench.get("unit") or ""))
     return found
