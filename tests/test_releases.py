@@ -1,11 +1,14 @@
 """The release axis: a deterministic history repository generated from the tracked list."""
 
+import os
 import re
 import subprocess
+import sys
 
 import pytest
 
 from tfbench import envsync, releases
+from tfbench.releases import ROOT
 
 VERSIONS = releases.tracked_versions()
 
@@ -71,3 +74,17 @@ def test_envsync_removes_only_what_the_lock_does_not_name():
     lock = "# header\nnumpy==1.26.4\ntensorflow-cpu==2.16.2\ntyping-extensions==4.5.0\n"
     installed = ["numpy", "tensorflow_cpu", "Typing_Extensions", "jax", "pip", "asv_runner"]
     assert envsync.not_in_lock(lock, installed) == ["jax"]
+
+
+def test_envsync_reports_a_failed_install_and_exits_nonzero(tmp_path):
+    """asv then reports the release's install as failed, skips it and goes on."""
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "env")], check=True)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "requirements-cpu.txt").write_text("tfbench-no-such-distribution==1.0\n")
+    run = subprocess.run([str(tmp_path / "env" / "bin" / "python"), str(ROOT / "tfbench" / "envsync.py"),
+                          str(build), str(tmp_path / "record")], capture_output=True, text=True,
+                         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=300)
+    assert run.returncode == 1
+    assert "tfbench-no-such-distribution" in run.stderr and "pip could not install" in run.stderr
+    assert not (tmp_path / "record").exists()  # nothing recorded for a release that is not there

@@ -41,7 +41,9 @@ def main(build_dir: str, record_dir: str) -> None:
     pip = [sys.executable, "-m", "pip"]
     if extra:
         subprocess.run([*pip, "uninstall", "--yes", *extra], check=True)
-    subprocess.run([*pip, "install", "--no-deps", "--requirement", str(lock)], check=True)
+    installed = subprocess.run([*pip, "install", "--no-deps", "--requirement", str(lock)])
+    if installed.returncode:  # pip printed why; asv reports it, skips this release, goes on
+        sys.exit(f"envsync: pip could not install {lock} (exit {installed.returncode})")
     frozen = subprocess.run([*pip, "freeze", "--all"], check=True, capture_output=True, text=True)
     record = Path(record_dir) / (f"{os.environ.get('ASV_COMMIT', 'unknown')[:8]}-"
                                  f"{os.environ.get('ASV_ENV_NAME', 'env')}-{flavour}.txt")
