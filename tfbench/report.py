@@ -134,13 +134,20 @@ def _scenario_point(family: Family, combo: tuple[str, ...]) -> bool:
     return False
 
 
-def rows(family: Family, machine: MachineResults) -> list[tuple[str, ...]]:
-    """Every CPU point a scenario has (failing ones too: their cells say n/a), and any other
-    point with a value on this machine (GPU)."""
-    return [combo for combo in itertools.product(*family.params)
-            if _scenario_point(family, combo)
-            or any(machine.value(family.benchmark(m), combo, tag) is not None
-                   for m in ("time", "growth") for tag in machine.releases)]
+def rows(family: Family, machine: MachineResults) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """(grid points with a value on some release here, CPU points of a scenario with none:
+    skipped or failing on every release, such as GPU-only settings)."""
+    measured, empty = [], []
+    for combo in itertools.product(*family.params):
+        if any(machine.value(family.benchmark(m), combo, tag) is not None
+               for m in ("time", "growth") for tag in machine.releases):
+            measured.append(combo)
+        elif _scenario_point(family, combo):
+            empty.append(combo)
+    return measured, empty
+
+
+NO_VALUE = "No value on any release here (skipped or failed: asv's log has the reason)"
 
 
 # ---- verdicts on the seed articles' claims ---------------------------------------------------
@@ -323,7 +330,7 @@ def cell(family: Family, machine: MachineResults, combo: tuple[str, ...], tag: s
     leak = machine.value(family.benchmark("leak"), combo, tag)
     parts.append("n/a" if leak is None else "LEAK" if leak >= 1 else "flat")
     if set(parts) == {"n/a"}:
-        return "no value (skipped or failed here: asv's log has the reason)"
+        return "no value"
     return " · ".join(parts)
 
 
@@ -349,8 +356,10 @@ def markdown(data: Data) -> str:
                     f"{human(r.after, r.unit)} | {r.ratio} | `{bisect_command(r, machine)}` |"
                     for r in regressions]
         for family in fams:
-            combos = rows(family, machine)
-            out += ["", f"### {family.name} ({len(combos)} grid points)", ""]
+            combos, empty = rows(family, machine)
+            out += ["", f"### {family.name}", ""]
+            if empty:
+                out += [f"{NO_VALUE}: {'; '.join(_label(family, c) for c in empty)}", ""]
             if not combos:
                 continue
             out.append("| " + " | ".join(["point", *machine.releases]) + " |")

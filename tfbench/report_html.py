@@ -55,10 +55,13 @@ def plot(title: str, releases: list[str], series: dict[str, list[float | None]],
 
 
 def _family_section(family: report.Family, machine: report.MachineResults) -> str:
-    combos = report.rows(family, machine)
+    combos, empty = report.rows(family, machine)
     out = [f"<h3>{family.name}</h3>"]
+    if empty:
+        out.append(f'<p class="empty">{html.escape(report.NO_VALUE)}: '
+                   f"{html.escape('; '.join(report._label(family, c) for c in empty))}</p>")
     if not combos:
-        return out[0] + "<p>No values on this machine.</p>"
+        return "\n".join(out)
     labels = {combo: report._label(family, combo) for combo in combos}
     for metric, title, scale, log in (("time", "time per iteration (ms, log scale)", 1e3, True),
                                       ("growth", "growth per iteration (KiB/iteration)", 1 / 1024, False),
