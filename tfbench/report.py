@@ -249,6 +249,7 @@ class Regression:
     before: float | None
     after: float | None
     unit: str
+    evidence: str  # what asv compare's rule had to go on
 
     @property
     def ratio(self) -> str:
@@ -272,16 +273,19 @@ def gate(data: Data, machine: MachineResults, factor: float = FACTOR,
             (v1, st1, sa1), (v2, st2, sa2) = (machine.values.get((key, combo, tag), (math.nan, None, None))
                                               for tag in (old, new))
             if v1 is not None and v2 is None:
-                worse = True  # introduced a failure
+                worse, evidence = True, "a new failure"
             elif _isna(v1) or _isna(v2):
                 worse = False
             else:
                 improved = _is_result_better(v2, v1, (st2, sa2), (st1, sa1), factor)
                 worse = not improved and _is_result_better(v1, v2, (st1, sa1), (st2, sa2), factor)
+                sampled = st1 and st2 and st1.get("repeat", 0) != 1 and st2.get("repeat", 0) != 1
+                evidence = ("samples: their confidence intervals differ" if sampled else
+                            "one reading per release: the ratio alone")
             if worse:
                 name = f"{key}({', '.join(combo)})" if combo else key  # as compare prints it
                 found.append(Regression(name, key, dict(zip(bench["param_names"], combo)),
-                                        v1, v2, bench.get("unit") or ""))
+                                        v1, v2, bench.get("unit") or "", evidence))
     return found
 
 
@@ -351,10 +355,11 @@ def markdown(data: Data) -> str:
             out.append("No benchmark got worse." if len(machine.releases) > 1 else
                        "Needs two releases.")
         else:
-            out += ["| benchmark | before | after | ratio | bisect |", "|---|---|---|---|---|"]
+            out += ["| benchmark | before | after | ratio | evidence | bisect |",
+                    "|---|---|---|---|---|---|"]
             out += [f"| [{r.name}]({graph_url(r, machine.machine)}) | {human(r.before, r.unit)} | "
-                    f"{human(r.after, r.unit)} | {r.ratio} | `{bisect_command(r, machine)}` |"
-                    for r in regressions]
+                    f"{human(r.after, r.unit)} | {r.ratio} | {r.evidence} | "
+                    f"`{bisect_command(r, machine)}` |" for r in regressions]
         for family in fams:
             combos, empty = rows(family, machine)
             out += ["", f"### {family.name}", ""]

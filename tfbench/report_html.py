@@ -112,10 +112,10 @@ def page(data: report.Data) -> str:
                        else "<p>Needs two releases.</p>")
         else:
             out.append('<table class="gate"><tr><th>benchmark</th><th>before</th><th>after</th>'
-                       "<th>ratio</th><th>bisect</th></tr>")
+                       "<th>ratio</th><th>evidence</th><th>bisect</th></tr>")
             out += [f'<tr><td><a href="{html.escape(report.graph_url(r, machine.machine))}">'
                     f"{html.escape(r.name)}</a></td><td>{report.human(r.before, r.unit)}</td>"
-                    f"<td>{report.human(r.after, r.unit)}</td><td>{r.ratio}</td>"
+                    f"<td>{report.human(r.after, r.unit)}</td><td>{r.ratio}</td><td>{r.evidence}</td>"
                     f"<td><code>{html.escape(report.bisect_command(r, machine))}</code></td></tr>"
                     for r in regressions]
             out.append("</table>")
