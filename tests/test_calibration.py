@@ -78,7 +78,9 @@ os.waitpid(pid, 0)
     parent, before, after, primed = out.stdout.split()
     assert primed == "True"
     assert int(before) < int(parent) - 64 * MiB  # the libraries' pages were not mapped yet
-    assert abs(int(after) - int(parent)) < 16 * MiB
+    # At least what the parent had; a little more is fine (the kernel's fault-around maps
+    # neighbouring cached pages too), as all of it is mapped before a region's baseline.
+    assert int(after) > int(parent) - 16 * MiB
 
 
 def test_sampling_fallback_sees_a_held_peak():
