@@ -23,3 +23,15 @@ def measure_json(target: str, *args: str) -> dict:
 @pytest.fixture
 def synthetic():
     return lambda name: f"{SYNTHETIC}::{name}"
+
+
+def scratch_asv_conf(tmp: Path, results: Path) -> Path:
+    """The project's asv config with everything asv writes moved out of the working tree."""
+    from asv.util import load_json
+
+    conf = load_json(ROOT / "asv.conf.json", js_comments=True)
+    conf.update(repo=str(ROOT / conf["repo"]), benchmark_dir=str(ROOT / conf["benchmark_dir"]),
+                results_dir=str(results), env_dir=str(tmp / "env"), html_dir=str(tmp / "html"))
+    path = tmp / "asv.conf.json"
+    path.write_text(json.dumps(conf))
+    return path

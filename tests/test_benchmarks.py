@@ -1,28 +1,19 @@
 """The asv suite itself runs under asv without failures."""
 
-import json
 import os
 import subprocess
 import sys
 
 import pytest
-
-from tfbench.releases import ROOT
+from conftest import scratch_asv_conf
 
 
 def test_asv_runs_the_suite_without_failures(tmp_path):
     """In this environment (asv's `--python=same`), nothing saved: every point has a value or a skip."""
     pytest.importorskip("tensorflow")
-    from asv.util import load_json
-
-    # The project's config, with everything asv writes moved out of the working tree.
-    conf = load_json(ROOT / "asv.conf.json", js_comments=True)
-    conf.update(repo=str(ROOT / conf["repo"]), benchmark_dir=str(ROOT / conf["benchmark_dir"]),
-                results_dir=str(tmp_path / "results"), env_dir=str(tmp_path / "env"),
-                html_dir=str(tmp_path / "html"))
-    (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
+    conf = scratch_asv_conf(tmp_path, tmp_path / "results")
     env = {**os.environ, "HOME": str(tmp_path)}  # asv keeps its machine file in HOME
-    asv = [sys.executable, "-m", "asv", "--config", str(tmp_path / "asv.conf.json")]
+    asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
     run = subprocess.run(
         [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr",

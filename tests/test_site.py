@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from asv.config import Config
-from asv.util import load_json
+from conftest import scratch_asv_conf
 
 from tfbench import report, site
 from tfbench.releases import ROOT, history_tags, tracked_versions
@@ -23,15 +23,6 @@ from tfbench.releases import ROOT, history_tags, tracked_versions
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
 RELEASES = [f"v{v}" for v in tracked_versions()]
 MACHINE = "linux-2cpu-24gb"
-
-
-def write_conf(tmp: Path, results: Path) -> Path:
-    conf = load_json(ROOT / "asv.conf.json", js_comments=True)
-    conf.update(repo=str(ROOT / conf["repo"]), benchmark_dir=str(ROOT / conf["benchmark_dir"]),
-                results_dir=str(results), env_dir=str(tmp / "env"), html_dir=str(tmp / "html"))
-    path = tmp / "asv.conf.json"
-    path.write_text(json.dumps(conf))
-    return path
 
 
 def tfbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -44,7 +35,7 @@ def published(tmp_path_factory):
     """The committed results published with `tfbench publish` into a scratch site."""
     tmp = tmp_path_factory.mktemp("site")
     shutil.copytree(ROOT / "results", tmp / "results")
-    conf = write_conf(tmp, tmp / "results")
+    conf = scratch_asv_conf(tmp, tmp / "results")
     run = tfbench("publish", "--config", str(conf), cwd=tmp)
     assert run.returncode == 0, run.stdout + run.stderr
     return tmp
@@ -107,7 +98,7 @@ def test_a_broken_results_file_is_named_and_skipped(tmp_path):
     shutil.copytree(ROOT / "results", tmp_path / "results")
     victim = sorted((tmp_path / "results" / MACHINE).glob("*-*.json"))[0]
     victim.write_text(victim.read_text()[:500])  # truncated mid-file
-    conf = write_conf(tmp_path, tmp_path / "results")
+    conf = scratch_asv_conf(tmp_path, tmp_path / "results")
     run = tfbench("publish", "--config", str(conf), cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert victim.name in run.stderr and victim.exists()
@@ -120,7 +111,7 @@ def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
     --python=same measures the installed TensorFlow, the history's newest release)."""
     pytest.importorskip("tensorflow")
     shutil.copytree(ROOT / "results", tmp_path / "results")
-    conf = write_conf(tmp_path, tmp_path / "results")
+    conf = scratch_asv_conf(tmp_path, tmp_path / "results")
     env = {**os.environ, "HOME": str(tmp_path),  # asv keeps its machine file in HOME
            "XDG_CACHE_HOME": str(site.cache_dir().parents[1])}
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]

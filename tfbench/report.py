@@ -28,9 +28,9 @@ from asv.results import Results
 from tfbench import releases
 
 FACTOR = 1.1  # `asv compare`'s default factor
-# What the report shows of each family, by benchmark method.
-METRICS = {"time_step": "time", "track_peak_increase": "peak",
-           "track_growth_per_iteration": "growth", "track_leak": "leak"}
+# What the report shows of each family -> the benchmark method that measures it.
+METRICS = {"time": "time_step", "peak": "track_peak_increase",
+           "growth": "track_growth_per_iteration", "leak": "track_leak"}
 
 
 @dataclass
@@ -97,10 +97,8 @@ class Family:
     params: list[list[str]]
 
     def benchmark(self, metric: str) -> str:
-        for method, name in METRICS.items():
-            if name == metric:
-                return f"{self.name}{'Costs' if method.startswith('track_') else ''}.{method}"
-        raise KeyError(metric)
+        method = METRICS[metric]  # track_ costs live in the family's Costs class
+        return f"{self.name}{'Costs' if method.startswith('track_') else ''}.{method}"
 
 
 def families(benchmarks: dict[str, dict]) -> list[Family]:
@@ -219,19 +217,20 @@ def verdict(claim: Claim, fams: dict[str, Family], machine: MachineResults) -> s
     a = family and _match(family, claim.a)
     b = family and claim.b and _match(family, claim.b)
     holds, fails, missing = [], [], []
+    held = None  # on the newest release
     metric = "leak" if claim.metric == "flat" else claim.metric
     for tag in machine.releases:
         va = a and machine.value(family.benchmark(metric), a, tag)
         vb = b and machine.value(family.benchmark(metric), b, tag)
         if va is None or (claim.b and vb is None):
             missing.append(tag)
+            held = None
             continue
         ratio = f" (x{va / vb:.2f})" if claim.b else ""
         held = {"leak": va >= 1, "flat": va < 1}.get(claim.metric, claim.b and va > vb)
         (holds if held else fails).append(tag + ratio)
     newest = machine.releases[-1] if machine.releases else None
-    word = ("no data" if newest in missing or newest is None
-            else "TRUE" if any(h.startswith(newest) for h in holds) else "FALSE")
+    word = "no data" if held is None else "TRUE" if held else "FALSE"
     parts = [f"**{word}** on {newest}" if newest else "**no data**"]
     parts += [f"holds on {', '.join(holds)}"] if holds else []
     parts += [f"does not hold on {', '.join(fails)}"] if fails else []
@@ -376,14 +375,20 @@ def markdown(data: Data) -> str:
     return "\n".join(out) + "\n"
 
 
-def main(conf_path: str = "asv.conf.json", html_dir: str | None = None) -> Data:
-    """Write report.md (and report.html into html_dir); returns what was read."""
-    from tfbench import report_html
-
+def read(conf_path: str) -> tuple[Config, Data]:
+    """The configuration and its results; each unreadable results file is named on stderr."""
     conf = Config.load(conf_path)
     data = load(conf)
     for problem in data.problems:
         print(f"tfbench report: skipped {problem}", file=sys.stderr)
+    return conf, data
+
+
+def main(conf_path: str = "asv.conf.json", html_dir: str | None = None) -> Data:
+    """Write report.md (and report.html into html_dir); returns what was read."""
+    from tfbench import report_html
+
+    conf, data = read(conf_path)
     target = Path(html_dir or conf.html_dir)
     target.mkdir(parents=True, exist_ok=True)
     (target / "report.md").write_text(markdown(data))
