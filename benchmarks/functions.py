@@ -4,22 +4,23 @@ function.list_in_tf_range fails on releases that reject it: those points are ski
 reason is the error, printed in asv's log.
 """
 
-from tfbench import memory, probe, suite
-from tfbench.devices import DEVICES
+from tfbench.measure.devices import DEVICES
 from tfbench.scenarios import functions, variants
+
+from . import common
 
 ACCUMULATION = [variants(functions.COUNTED), functions.COUNTS, DEVICES]
 RETRACING = [variants(functions.PLAIN), DEVICES]
-VERSION = suite.code_version(functions)
-COSTS_VERSION = suite.code_version(functions, probe, memory)
+VERSION = common.step_version(functions)
+COSTS_VERSION = common.costs_version(functions)
 
 
-class Accumulation(suite.StepBenchmark):
+class Accumulation(common.StepBenchmark):
     family, params, param_names = "function", ACCUMULATION, ["variant", "count", "device"]
     version = VERSION
 
 
-class AccumulationCosts(suite.ProbeCosts, suite.Traces):
+class AccumulationCosts(common.ProbeCosts, common.Traces):
     family, params, param_names = "function", ACCUMULATION, ["variant", "count", "device"]
     version = COSTS_VERSION
 
@@ -29,12 +30,12 @@ class AccumulationCosts(suite.ProbeCosts, suite.Traces):
     setup_cache.timeout = 1800
 
 
-class Retracing(suite.StepBenchmark):
+class Retracing(common.StepBenchmark):
     family, params, param_names = "function", RETRACING, ["variant", "device"]
     version = VERSION
 
 
-class RetracingCosts(suite.ProbeCosts, suite.Traces):
+class RetracingCosts(common.ProbeCosts, common.Traces):
     family, params, param_names = "function", RETRACING, ["variant", "device"]
     version = COSTS_VERSION
 

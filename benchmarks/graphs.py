@@ -3,23 +3,24 @@
 `allow_growth` is a GPU setting: CPU points with it on are skipped, as is GPU without one.
 """
 
-from tfbench import memory, probe, suite
-from tfbench.devices import DEVICES
+from tfbench.measure.devices import DEVICES
 from tfbench.scenarios import graphs, variants
+
+from . import common
 
 GRAPH = [variants(i for i in graphs.GRAPH if i.startswith("graph.")), ["off", "on"], DEVICES]
 SESSION = [variants(i for i in graphs.GRAPH if i.startswith("session.")), ["off", "on"], DEVICES]
 EAGER = [variants(graphs.EAGER), DEVICES]
 GROWTH_NAMES = ["variant", "allow_growth", "device"]
-VERSION = suite.code_version(graphs)
-COSTS_VERSION = suite.code_version(graphs, probe, memory)
+VERSION = common.step_version(graphs)
+COSTS_VERSION = common.costs_version(graphs)
 
 
-class GraphConstruction(suite.StepBenchmark):
+class GraphConstruction(common.StepBenchmark):
     family, params, param_names, version = "graph", GRAPH, GROWTH_NAMES, VERSION
 
 
-class GraphConstructionCosts(suite.ProbeCosts, suite.GraphOps):
+class GraphConstructionCosts(common.ProbeCosts, common.GraphOps):
     family, params, param_names, version = "graph", GRAPH, GROWTH_NAMES, COSTS_VERSION
 
     def setup_cache(self):
@@ -28,11 +29,11 @@ class GraphConstructionCosts(suite.ProbeCosts, suite.GraphOps):
     setup_cache.timeout = 1800
 
 
-class Sessions(suite.StepBenchmark):
+class Sessions(common.StepBenchmark):
     family, params, param_names, version = "session", SESSION, GROWTH_NAMES, VERSION
 
 
-class SessionsCosts(suite.ProbeCosts, suite.GraphOps):
+class SessionsCosts(common.ProbeCosts, common.GraphOps):
     family, params, param_names, version = "session", SESSION, GROWTH_NAMES, COSTS_VERSION
 
     def setup_cache(self):
@@ -41,11 +42,11 @@ class SessionsCosts(suite.ProbeCosts, suite.GraphOps):
     setup_cache.timeout = 1800
 
 
-class Eager(suite.StepBenchmark):
+class Eager(common.StepBenchmark):
     family, params, param_names, version = "eager", EAGER, ["variant", "device"], VERSION
 
 
-class EagerCosts(suite.ProbeCosts):
+class EagerCosts(common.ProbeCosts):
     family, params, param_names, version = "eager", EAGER, ["variant", "device"], COSTS_VERSION
 
     def setup_cache(self):

@@ -4,22 +4,23 @@ Scenario code: tfbench/scenarios/loops.py. Skipped points: NumPy with a gradient
 on GPU, and GPU where none is present.
 """
 
-from tfbench import memory, probe, suite
-from tfbench.devices import DEVICES
+from tfbench.measure.devices import DEVICES
 from tfbench.scenarios import loops
+
+from . import common
 
 PARAMS = [loops.VARIANTS, loops.GRADIENTS, loops.SIZES, loops.LOOP_ITERATIONS, DEVICES]
 NAMES = ["variant", "gradient", "size", "loop_iterations", "device"]
 
 
-class MatrixPower(suite.StepBenchmark):
+class MatrixPower(common.StepBenchmark):
     family, params, param_names = "loop", PARAMS, NAMES
-    version = suite.code_version(loops)
+    version = common.step_version(loops)
 
 
-class MatrixPowerCosts(suite.ProbeCosts):
+class MatrixPowerCosts(common.ProbeCosts):
     family, params, param_names = "loop", PARAMS, NAMES
-    version = suite.code_version(loops, probe, memory)
+    version = common.costs_version(loops)
 
     def setup_cache(self):
         return self.measure()

@@ -1,22 +1,23 @@
 """Prediction with a small Keras model, and sessions shared by threads
 (tfbench/scenarios/predict.py, tfbench/scenarios/threads.py)."""
 
-from tfbench import memory, probe, suite
-from tfbench.devices import DEVICES
-from tfbench.scenarios import predict, threads, variants
+from tfbench.measure.devices import DEVICES
+from tfbench.scenarios import graphs, predict, threads, variants
+
+from . import common
 
 PREDICT = [variants(predict.PREDICT), DEVICES]
 THREADS = [variants(threads.THREADED), threads.THREADS, DEVICES]
 
 
-class Prediction(suite.StepBenchmark):
+class Prediction(common.StepBenchmark):
     family, params, param_names = "predict", PREDICT, ["variant", "device"]
-    version = suite.code_version(predict)
+    version = common.step_version(predict)
 
 
-class PredictionCosts(suite.ProbeCosts):
+class PredictionCosts(common.ProbeCosts):
     family, params, param_names = "predict", PREDICT, ["variant", "device"]
-    version = suite.code_version(predict, probe, memory)
+    version = common.costs_version(predict)
 
     def setup_cache(self):
         return self.measure()
@@ -24,15 +25,15 @@ class PredictionCosts(suite.ProbeCosts):
     setup_cache.timeout = 1800
 
 
-class Threads(suite.StepBenchmark):
+class Threads(common.StepBenchmark):
     family, params, param_names = "threads", THREADS, ["variant", "threads", "device"]
-    version = suite.code_version(threads)
+    version = common.step_version(threads, graphs)  # threads builds on graphs' helpers
     timeout = 300  # JOIN_TIMEOUT_S per thread, with room to report it
 
 
-class ThreadsCosts(suite.ProbeCosts, suite.GraphOps):
+class ThreadsCosts(common.ProbeCosts, common.GraphOps):
     family, params, param_names = "threads", THREADS, ["variant", "threads", "device"]
-    version = suite.code_version(threads, probe, memory)
+    version = common.costs_version(threads, graphs)
 
     def setup_cache(self):
         return self.measure()

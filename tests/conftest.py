@@ -10,8 +10,13 @@ SYNTHETIC = Path(__file__).with_name("synthetic.py")
 
 
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfbench", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tfbench", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def measure_json(target: str, *args: str) -> dict:
@@ -30,8 +35,28 @@ def scratch_asv_conf(tmp: Path, results: Path) -> Path:
     from asv.util import load_json
 
     conf = load_json(ROOT / "asv.conf.json", js_comments=True)
-    conf.update(repo=str(ROOT / conf["repo"]), benchmark_dir=str(ROOT / conf["benchmark_dir"]),
-                results_dir=str(results), env_dir=str(tmp / "env"), html_dir=str(tmp / "html"))
+    conf.update(
+        repo=str(ROOT / conf["repo"]),
+        benchmark_dir=str(ROOT / conf["benchmark_dir"]),
+        results_dir=str(results),
+        env_dir=str(tmp / "env"),
+        html_dir=str(tmp / "html"),
+    )
     path = tmp / "asv.conf.json"
     path.write_text(json.dumps(conf))
     return path
+
+
+@pytest.fixture(scope="session")
+def npm_cache() -> Path:
+    """The site's npm tarballs in tfbench's cache (~/.cache/tfbench/npm): fetched from the
+    registry on the first run only. Without the registry and with no cache, the tests that
+    publish fail here, naming the URL they could not fetch."""
+    from tfbench.publish import assets
+
+    try:
+        for package in assets.PACKAGES:
+            assets.fetch(package)
+    except assets.AssetError as e:
+        pytest.fail(f"the site's assets are neither cached nor reachable: {e}")
+    return assets.cache_dir()

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from conftest import measure_json
 
-from tfbench.memory import PeakMeter
-from tfbench.probe import measure
+from tfbench.measure.meter import PeakMeter
+from tfbench.measure.steps import measure
 
+pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
 MiB = 1 << 20
 
 
@@ -39,8 +40,9 @@ def test_4kib_leak_detected_within_2000_iterations(synthetic):
 
 
 def test_leak_past_the_budget_is_stopped_with_its_readings(synthetic):
-    r = measure_json(synthetic("leak_16mib"), "--iterations", "1000", "--warmup", "2",
-                     "--budget-mib", "300")
+    r = measure_json(
+        synthetic("leak_16mib"), "--iterations", "1000", "--warmup", "2", "--budget-mib", "300"
+    )
     assert r["status"] == "over_budget"
     assert 0 < r["iterations"] < 1000
     assert r["growth_bytes_per_iteration"] == pytest.approx(16 * MiB, rel=0.05)
@@ -64,7 +66,7 @@ def test_forked_child_maps_its_parents_library_pages_before_measuring():
     pytest.importorskip("tensorflow")
     code = """
 import os, tensorflow
-from tfbench.memory import fault_in_like, rss_bytes
+from tfbench.measure.meter import fault_in_like, rss_bytes
 parent = rss_bytes()
 pid = os.fork()
 if pid == 0:

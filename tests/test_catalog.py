@@ -5,9 +5,11 @@ import numpy as np
 import pytest
 
 from tfbench import scenarios
-from tfbench.isolated import measure_isolated
 from tfbench.scenarios import graphs, predict
 from tfbench.scenarios import threads as threads_module
+from tfbench.targets import measure_isolated
+
+pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
 
 tf = pytest.importorskip("tensorflow")
 
@@ -22,7 +24,6 @@ function.input_signature function.captured_state
 predict.model_call predict.model_predict predict.predict_on_batch predict.tf_function_call
 predict.random_noise_model predict.returned_tensor
 threads.shared_session threads.session_per_thread threads.new_op_per_run
-threads.placeholder_feed
 """.split()
 MiB = 1 << 20
 
@@ -38,9 +39,16 @@ def test_every_contract_id_is_in_the_catalog():
 def test_graph_eager_and_session_patterns_compute_the_same_sum():
     x = graphs.matrix().astype(np.float64)
     expected = (x @ x).sum()
-    for sid in ["graph.session_per_iteration", "graph.reset_default_graph", "graph.fresh_graph",
-                "graph.build_once", "session.unclosed", "session.with_block",
-                "session.explicit_close", "eager.loop"]:
+    for sid in [
+        "graph.session_per_iteration",
+        "graph.reset_default_graph",
+        "graph.fresh_graph",
+        "graph.build_once",
+        "session.unclosed",
+        "session.with_block",
+        "session.explicit_close",
+        "eager.loop",
+    ]:
         run = step(sid)
         for _ in range(3):
             assert run() == pytest.approx(expected, rel=1e-4), sid
@@ -48,8 +56,12 @@ def test_graph_eager_and_session_patterns_compute_the_same_sum():
 
 def test_graph_ops_grow_only_where_the_pattern_adds_them():
     ops = {}
-    for sid in ["graph.session_per_iteration", "graph.reset_default_graph",
-                "graph.fresh_graph", "graph.build_once"]:
+    for sid in [
+        "graph.session_per_iteration",
+        "graph.reset_default_graph",
+        "graph.fresh_graph",
+        "graph.build_once",
+    ]:
         run = step(sid)
         run(), run()
         before = run.counters()["graph_ops"]
@@ -69,8 +81,10 @@ def test_accumulating_add_and_assign_in_place_agree():
 
 
 def test_new_variable_and_reused_variable_agree():
-    (loss_a, grad_a), (loss_b, grad_b) = (step("eager.variable_per_iteration")(),
-                                          step("eager.variable_reused")())
+    (loss_a, grad_a), (loss_b, grad_b) = (
+        step("eager.variable_per_iteration")(),
+        step("eager.variable_reused")(),
+    )
     assert loss_a == pytest.approx(loss_b)
     np.testing.assert_allclose(grad_a, grad_b, rtol=1e-6)
 
@@ -89,13 +103,19 @@ def test_accumulation_variants_agree(count):
 
 def test_retracing_variants_agree_and_count_traces():
     traces = {}
-    for sid in ["function.retrace_python_scalar", "function.tensor_argument",
-                "function.input_signature"]:
+    for sid in [
+        "function.retrace_python_scalar",
+        "function.tensor_argument",
+        "function.input_signature",
+    ]:
         run = step(sid)
         assert [int(run()) for _ in range(3)] == [1, 3, 5], sid
         traces[sid] = run.counters()["traces"]
-    assert traces == {"function.retrace_python_scalar": 3, "function.tensor_argument": 1,
-                      "function.input_signature": 1}
+    assert traces == {
+        "function.retrace_python_scalar": 3,
+        "function.tensor_argument": 1,
+        "function.input_signature": 1,
+    }
 
 
 def test_captured_state_changes_at_trace_time_only():
@@ -105,10 +125,16 @@ def test_captured_state_changes_at_trace_time_only():
 
 
 def test_prediction_paths_agree():
-    outputs = {sid: step(sid)() for sid in ["predict.model_call", "predict.model_predict",
-                                             "predict.predict_on_batch",
-                                             "predict.tf_function_call",
-                                             "predict.returned_tensor"]}
+    outputs = {
+        sid: step(sid)()
+        for sid in [
+            "predict.model_call",
+            "predict.model_predict",
+            "predict.predict_on_batch",
+            "predict.tf_function_call",
+            "predict.returned_tensor",
+        ]
+    }
     reference = outputs.pop("predict.model_call")
     assert reference.shape == (predict.BATCH, 10)
     for sid, out in outputs.items():
@@ -120,16 +146,26 @@ def test_prediction_paths_agree():
 @pytest.mark.parametrize("threads", [1, 4])
 def test_thread_patterns_agree_and_join(threads):
     x = graphs.matrix().astype(np.float64)
-    expected = [pytest.approx((x @ x).sum(), rel=1e-4)] * (threads_module.RUNS_PER_THREAD * threads)
-    for sid in ["threads.shared_session", "threads.session_per_thread",
-                "threads.new_op_per_run", "threads.placeholder_feed"]:
+    expected = [pytest.approx((x @ x).sum(), rel=1e-4)] * (
+        threads_module.RUNS_PER_THREAD * threads
+    )
+    for sid in [
+        "threads.shared_session",
+        "threads.session_per_thread",
+        "threads.new_op_per_run",
+    ]:
         assert step(sid, threads=threads)() == expected, sid
 
 
 @pytest.mark.parametrize("scenario_id", CONTRACT)
 def test_runs_within_a_memory_budget(scenario_id):
-    r = measure_isolated({"scenario": scenario_id, "params": {}}, iterations=20, warmup=2,
-                         budget_bytes=2048 * MiB, timeout_s=300)
+    r = measure_isolated(
+        {"scenario": scenario_id, "params": {}},
+        iterations=20,
+        warmup=2,
+        budget_bytes=2048 * MiB,
+        timeout_s=300,
+    )
     if scenario_id == "function.list_in_tf_range" and r["status"] == "error":
         assert "InaccessibleTensorError" in r["error"]  # recorded, never hidden
         return

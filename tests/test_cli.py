@@ -1,11 +1,23 @@
 """The tfbench command: listing, measuring, and clear errors with exit code 2 on bad input."""
 
+import pytest
 from conftest import measure_json, run_cli
 
 from tfbench.scenarios import CATALOG
 
-FIELDS = {"scenario", "tf_version", "device", "iterations", "seconds_per_iteration",
-          "peak_increase_bytes", "growth_bytes_per_iteration", "leak", "method"}
+pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
+
+FIELDS = {
+    "scenario",
+    "tf_version",
+    "device",
+    "iterations",
+    "seconds_per_iteration",
+    "peak_increase_bytes",
+    "growth_bytes_per_iteration",
+    "leak",
+    "method",
+}
 
 
 def test_list_shows_every_scenario_with_its_description():
@@ -54,7 +66,9 @@ def test_param_without_equals():
 
 
 def test_non_numeric_size():
-    assert "size must be a positive integer" in _bad("measure", "loop.numpy", "--param", "size=big")
+    assert "size must be a positive integer" in _bad(
+        "measure", "loop.numpy", "--param", "size=big"
+    )
 
 
 def test_missing_file():

@@ -1,10 +1,13 @@
 """The loop family computes what it claims, and its memory figures can be checked by hand."""
 
+import re
+
 import numpy as np
 import pytest
 from conftest import measure_json
 
-from tfbench import devices, scenarios
+from tfbench import scenarios
+from tfbench.measure import devices
 from tfbench.scenarios import loops
 
 LOOP_IDS = sorted(sid for sid in scenarios.CATALOG if sid.startswith("loop."))
@@ -22,6 +25,7 @@ def test_orthogonal_input_keeps_powers_finite():
         assert not np.isfinite(np.linalg.matrix_power(normal, 100)).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", loops.SIZES)
 @pytest.mark.parametrize("scenario_id,gradient", CASES)
 def test_every_variant_computes_the_same_matrix(scenario_id, gradient, size):
@@ -47,10 +51,11 @@ def test_gpu_without_a_gpu_is_a_skip_with_its_reason():
     reason = devices.skip_reason("GPU")
     if reason is None:
         pytest.skip("this machine has a usable GPU")
-    with pytest.raises(devices.Unsupported, match=reason):
+    with pytest.raises(devices.Unsupported, match=re.escape(reason)):
         scenarios.get("loop.python_matmul").step(device="GPU", size=64)
 
 
+@pytest.mark.slow
 def test_tape_keeps_every_intermediate_product_alive():
     """By hand: 100 products of 256x256 float32 are 100 x 256 KiB = 25 MiB held by the tape."""
     pytest.importorskip("tensorflow")

@@ -7,36 +7,40 @@ import sys
 
 import pytest
 
-from tfbench import envsync, releases
-from tfbench.releases import ROOT
+from tfbench.history import envsync, releases, repo
 
 VERSIONS = releases.tracked_versions()
 
 
 def git(repo, *args):
-    return subprocess.run(["git", "--git-dir", str(repo), *args], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "--git-dir", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_regenerating_gives_byte_identical_commit_hashes(tmp_path):
-    rebuilt = releases.build_history(VERSIONS, repo=tmp_path / "history.git")
-    assert rebuilt == releases.history_tags()
-    assert git(tmp_path / "history.git", "rev-parse", "main") == \
-        git(releases.HISTORY_REPO, "rev-parse", "main")
+    rebuilt = repo.build_history(VERSIONS, repo=tmp_path / "history.git")
+    assert rebuilt == repo.history_tags()
+    assert git(tmp_path / "history.git", "rev-parse", "main") == git(
+        repo.HISTORY_REPO, "rev-parse", "main"
+    )
 
 
 def test_one_commit_per_release_dated_and_tagged_newest_last():
-    log = git(releases.HISTORY_REPO, "log", "--reverse", "--format=%H %cI %s", "main")
+    log = git(repo.HISTORY_REPO, "log", "--reverse", "--format=%H %cI %s", "main")
     rows = [line.split(" ", 2) for line in log.splitlines()]
     assert [subject for _, _, subject in rows] == [f"TensorFlow {v}" for v in VERSIONS]
-    tags = releases.history_tags()
+    tags = repo.history_tags()
     for (commit, date, _), version in zip(rows, VERSIONS):
         lock = releases.read_lock(version)
         assert tags[f"v{version}"] == commit
         assert date.replace("+00:00", "Z") == lock.released
         for name, data in lock.files.items():
-            shown = subprocess.run(["git", "--git-dir", str(releases.HISTORY_REPO), "show",
-                                    f"{commit}:{name}"], capture_output=True, check=True).stdout
+            shown = subprocess.run(
+                ["git", "--git-dir", str(repo.HISTORY_REPO), "show", f"{commit}:{name}"],
+                capture_output=True,
+                check=True,
+            ).stdout
             assert shown == data
 
 
@@ -67,7 +71,7 @@ def test_bad_line_in_the_release_list_names_the_line(tmp_path):
 
 def test_missing_lock_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="tfbench releases update"):
-        releases.build_history(["9.9.9"], repo=tmp_path / "h.git", locks_dir=tmp_path)
+        repo.build_history(["9.9.9"], repo=tmp_path / "h.git", locks_dir=tmp_path)
 
 
 def test_envsync_removes_only_what_the_lock_does_not_name():
@@ -76,15 +80,25 @@ def test_envsync_removes_only_what_the_lock_does_not_name():
     assert envsync.not_in_lock(lock, installed) == ["jax"]
 
 
+@pytest.mark.slow
 def test_envsync_reports_a_failed_install_and_exits_nonzero(tmp_path):
     """asv then reports the release's install as failed, skips it and goes on."""
     subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "env")], check=True)
     build = tmp_path / "build"
     build.mkdir()
     (build / "requirements-cpu.txt").write_text("tfbench-no-such-distribution==1.0\n")
-    run = subprocess.run([str(tmp_path / "env" / "bin" / "python"), str(ROOT / "tfbench" / "envsync.py"),
-                          str(build), str(tmp_path / "record")], capture_output=True, text=True,
-                         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}, timeout=300)
+    run = subprocess.run(
+        [
+            str(tmp_path / "env" / "bin" / "python"),
+            envsync.__file__,
+            str(build),
+            str(tmp_path / "record"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        timeout=300,
+    )
     assert run.returncode == 1
     assert "tfbench-no-such-distribution" in run.stderr and "pip could not install" in run.stderr
     assert not (tmp_path / "record").exists()  # nothing recorded for a release that is not there

@@ -17,8 +17,9 @@ import pytest
 from asv.config import Config
 from conftest import scratch_asv_conf
 
-from tfbench import report, site
-from tfbench.releases import ROOT, history_tags, tracked_versions
+from tfbench.history.releases import ROOT, tracked_versions
+from tfbench.history.repo import history_tags
+from tfbench.publish import assets, claims, gate, results, site
 
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
 RELEASES = [f"v{v}" for v in tracked_versions()]
@@ -26,12 +27,21 @@ MACHINE = "linux-2cpu-24gb"
 
 
 def tfbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tfbench", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=900, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "tfbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+
+
+pytestmark = pytest.mark.slow  # asv publish of the whole history, asv runs
 
 
 @pytest.fixture(scope="module")
-def published(tmp_path_factory):
+def published(tmp_path_factory, npm_cache):
     """The committed results published with `tfbench publish` into a scratch site."""
     tmp = tmp_path_factory.mktemp("site")
     shutil.copytree(ROOT / "results", tmp / "results")
@@ -43,29 +53,30 @@ def published(tmp_path_factory):
 
 def test_vendored_page_loads_nothing_from_the_internet(published):
     html = (published / "html" / "index.html").read_text()
-    assert not re.findall(r'(?:src|href)="https?://', html.replace(
-        'href="https://github.com/airspeed-velocity/asv/"', ""))
+    assert not re.findall(
+        r'(?:src|href)="https?://',
+        html.replace('href="https://github.com/airspeed-velocity/asv/"', ""),
+    )
     scripts = re.findall(r'<script src="(vendor/[^"]+)"', html)
     assert len(scripts) == 9 and all((published / "html" / s).is_file() for s in scripts)
     assert (published / "html" / "vendor" / "bootstrap" / "dist" / "fonts").is_dir()
     assert 'href="report.html"' in html
 
 
-def test_assets_come_from_the_cache_once_fetched(tmp_path, monkeypatch):
+def test_assets_come_from_the_cache_once_fetched(npm_cache, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    for package in site.PACKAGES:
-        site.fetch(package, cache)
-    monkeypatch.setattr(site, "REGISTRY", "http://127.0.0.1:9")  # nothing listens there
-    assert all(site.fetch(p, cache) for p in site.PACKAGES)
-    (cache / site.PACKAGES[0].tarball).write_bytes(b"tampered")
-    with pytest.raises(site.AssetError, match="cannot fetch"):
-        site.fetch(site.PACKAGES[0], cache)
+    shutil.copytree(npm_cache, cache)
+    monkeypatch.setattr(assets, "REGISTRY", "http://127.0.0.1:9")  # nothing listens there
+    assert all(assets.fetch(p, cache) for p in assets.PACKAGES)
+    (cache / assets.PACKAGES[0].tarball).write_bytes(b"tampered")
+    with pytest.raises(assets.AssetError, match="cannot fetch"):
+        assets.fetch(assets.PACKAGES[0], cache)
 
 
 def test_history_has_every_tracked_release(published):
     index = json.loads((published / "html" / "index.json").read_text())
     assert sorted(index["tags"]) == sorted(RELEASES)
-    data = report.main(str(published / "asv.conf.json"), str(published / "html"))
+    data = site.write_report(str(published / "asv.conf.json"), str(published / "html"))
     assert data.machines[MACHINE].releases == RELEASES
 
 
@@ -75,22 +86,41 @@ def test_report_lists_every_scenario_and_verdict(published):
     text = (published / "html" / "report.md").read_text()
     for scenario_id in scenarios.CATALOG:
         assert f"variant={scenario_id.split('.', 1)[1]}" in text, scenario_id
-    assert text.count("- [") >= len(report.CLAIMS)
+    assert text.count("- [") >= len(claims.CLAIMS)
     assert "**TRUE** on v2.21.0" in text and "**FALSE** on v2.21.0" in text
 
 
 @pytest.mark.parametrize("old,new", list(zip(RELEASES, RELEASES[1:])))
 def test_gate_agrees_with_asv_compare(published, old, new):
     """The newest-release gate is asv compare's rule: the same rows, for any two releases."""
-    run = subprocess.run([sys.executable, "-m", "asv", "compare", "--config",
-                          str(published / "asv.conf.json"), "--machine", MACHINE,
-                          "--only-changed", "--factor", str(report.FACTOR), old, new],
-                         capture_output=True, text=True, check=True)
-    rows = [[f.strip() for f in line.split("|")] for line in run.stdout.splitlines()
-            if line.startswith("|")]
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "asv",
+            "compare",
+            "--config",
+            str(published / "asv.conf.json"),
+            "--machine",
+            MACHINE,
+            "--only-changed",
+            "--factor",
+            str(gate.FACTOR),
+            old,
+            new,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = [
+        [f.strip() for f in line.split("|")]
+        for line in run.stdout.splitlines()
+        if line.startswith("|")
+    ]
     worse = {row[-2] for row in rows if row[1] in ("+", "!")}
-    data = report.load(Config.load(str(published / "asv.conf.json")))
-    found = {r.name for r in report.gate(data, data.machines[MACHINE], pair=(old, new))}
+    data = results.load(Config.load(str(published / "asv.conf.json")))
+    found = {r.name for r in gate.rows(data, data.machines[MACHINE], pair=(old, new))}
     assert found == worse
 
 
@@ -112,15 +142,37 @@ def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
     pytest.importorskip("tensorflow")
     shutil.copytree(ROOT / "results", tmp_path / "results")
     conf = scratch_asv_conf(tmp_path, tmp_path / "results")
-    env = {**os.environ, "HOME": str(tmp_path),  # asv keeps its machine file in HOME
-           "XDG_CACHE_HOME": str(site.cache_dir().parents[1])}
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),  # asv keeps its machine file in HOME
+        "XDG_CACHE_HOME": str(assets.cache_dir().parents[1]),
+    }
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
-    subprocess.run([*asv, "machine", "--yes", "--machine", "gpu-box"], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [*asv, "machine", "--yes", "--machine", "gpu-box"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     newest = history_tags()[RELEASES[-1]]  # what --python=same measures, saved under its hash
-    run = subprocess.run([*asv, "run", "--python=same", "--quick", "--machine", "gpu-box",
-                          "--set-commit-hash", newest, "--bench", r"graphs\.Eager"],
-                         env=env, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        [
+            *asv,
+            "run",
+            "--python=same",
+            "--quick",
+            "--machine",
+            "gpu-box",
+            "--set-commit-hash",
+            newest,
+            "--bench",
+            r"graphs\.Eager",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stdout[-3000:]
     run = tfbench("publish", "--config", str(conf), cwd=tmp_path, env=env)
     assert run.returncode == 0, run.stderr
@@ -131,6 +183,7 @@ def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
 
 
 # ---- headless Chromium -------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def served(published):
@@ -151,28 +204,42 @@ def chromium(url: str, screenshot: str) -> str:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     assert binary, "headless Chromium is needed: apt-get install chromium (.ci/run does)"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    common = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-              "--window-size=1400,1000", "--virtual-time-budget=20000"]
+    common = [
+        binary,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "--window-size=1400,1000",
+        "--virtual-time-budget=20000",
+    ]
     with contextlib.suppress(subprocess.TimeoutExpired):
-        subprocess.run([*common, f"--screenshot={ARTIFACTS / screenshot}", url],
-                       capture_output=True, timeout=120)
-    return subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True,
-                          timeout=120).stdout
+        subprocess.run(
+            [*common, f"--screenshot={ARTIFACTS / screenshot}", url],
+            capture_output=True,
+            timeout=120,
+        )
+    return subprocess.run(
+        [*common, "--dump-dom", url], capture_output=True, text=True, timeout=120
+    ).stdout
 
 
+@pytest.mark.browser
 def test_summary_grid_loads_offline(served):
     dom = chromium(f"{served}/index.html", "summary-grid.png")
     assert "continental origin of swallow" not in dom
     assert "MatrixPower" in dom and "benchmark-container" in dom
 
 
+@pytest.mark.browser
 def test_graph_shows_release_tags(served):
     dom = chromium(f"{served}/index.html#loops.MatrixPower.time_step", "graph.png")
     shown = set(re.findall(r">(v2\.\d+\.\d+)</div>", dom))
     assert shown == set(RELEASES), shown
 
 
+@pytest.mark.browser
 def test_report_page_renders_tables_and_plots(served):
     dom = chromium(f"{served}/report.html", "report.png")
     assert dom.count('class="family"') >= 8 and dom.count("<svg") >= 8

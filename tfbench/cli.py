@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-MiB = 1 << 20
+from tfbench.measure.record import Record, measured
+from tfbench.units import MiB, format_bytes
+
 EXIT_BAD_INPUT = 2
 
 
@@ -58,7 +60,7 @@ def _target(text: str, params: dict[str, str]) -> dict[str, Any]:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from tfbench.isolated import measure_isolated
+    from tfbench.targets import measure_isolated
 
     for name in ("iterations", "warmup", "budget_mib", "timeout"):
         value = getattr(args, name)
@@ -66,7 +68,9 @@ def _measure(args: argparse.Namespace) -> int:
             raise BadInput(f"--{name.replace('_', '-')} must be positive, got {value}")
     target = _target(args.target, _parse_params(args.param))
     result = measure_isolated(
-        target, iterations=args.iterations, warmup=args.warmup,
+        target,
+        iterations=args.iterations,
+        warmup=args.warmup,
         budget_bytes=args.budget_mib * MiB if args.budget_mib else None,
         timeout_s=args.timeout or 600,
     )
@@ -80,24 +84,23 @@ def _measure(args: argparse.Namespace) -> int:
 
 
 def _bytes(n: float | None) -> str:
-    if n is None:
-        return "n/a"
-    for unit, size in (("GiB", 1 << 30), ("MiB", MiB), ("KiB", 1 << 10)):
-        if abs(n) >= size:
-            return f"{n / size:.2f} {unit}"
-    return f"{n:.0f} B"
+    return format_bytes(n, ".2f")
 
 
-def format_result(r: dict[str, Any]) -> str:
+def format_result(r: Record) -> str:
     params = " ".join(f"{k}={v}" for k, v in r.get("params", {}).items())
-    lines = [f"{r['scenario']}  {params}".rstrip(),
-             f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}"]
-    if r["status"] not in ("ok", "over_budget") or not r.get("iterations"):
+    lines = [
+        f"{r['scenario']}  {params}".rstrip(),
+        f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}",
+    ]
+    if not measured(r):
         lines.append(f"  {r['status']}: {r.get('error', '')}")
         return "\n".join(lines)
     if r["status"] == "over_budget":
-        lines.append(f"  STOPPED: RSS passed the budget of {_bytes(r['budget_bytes'])}; "
-                     "figures cover the iterations run so far")
+        lines.append(
+            f"  STOPPED: RSS passed the budget of {_bytes(r['budget_bytes'])}; "
+            "figures cover the iterations run so far"
+        )
     lines += [
         f"  iterations             {r['iterations']} after {r['warmup']} warm-up",
         f"  time per iteration     {r['seconds_per_iteration'] * 1e3:.3f} ms",
@@ -110,11 +113,11 @@ def format_result(r: dict[str, Any]) -> str:
 
 
 def _releases(args: argparse.Namespace) -> int:
-    from tfbench import releases
+    from tfbench.history import releases, repo
 
     try:
         versions = releases.tracked_versions()
-        tags = releases.update(versions) if args.action == "update" else releases.build_history(versions)
+        tags = repo.update(versions) if args.action == "update" else repo.build_history(versions)
     except (ValueError, FileNotFoundError) as e:
         raise BadInput(str(e)) from None
     for tag, commit in tags.items():
@@ -123,38 +126,31 @@ def _releases(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    import subprocess
-
-    from asv.config import Config
-
-    from tfbench import report, site
+    from tfbench.publish import site
 
     if not Path(args.config).is_file():
         raise BadInput(f"no asv configuration at {args.config}")
-    if not args.report_only:
-        run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", args.config])
-        if run.returncode:
-            print(f"tfbench: asv publish failed (exit {run.returncode})", file=sys.stderr)
-            return run.returncode
-    html_dir = Path(Config.load(args.config).html_dir)
     try:
-        site.vendor(html_dir)
-    except site.AssetError as e:
+        html_dir, data = site.publish(args.config, args.report_only)
+    except site.PublishError as e:
         print(f"tfbench: {e}", file=sys.stderr)
         return 1
-    data = report.main(args.config, str(html_dir))
+    skipped = f", {len(data.problems)} unreadable results file(s) skipped" if data.problems else ""
     print(f"{html_dir}/index.html: asv's site, with its assets in vendor/ (works offline)")
-    print(f"{html_dir}/report.html, report.md: the release report "
-          f"({len(data.machines)} machine(s){', %d unreadable results file(s) skipped' % len(data.problems) if data.problems else ''})")
+    print(
+        f"{html_dir}/report.html, report.md: the release report "
+        f"({len(data.machines)} machine(s){skipped})"
+    )
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    from tfbench import report
+    from tfbench.publish import markdown, report
+    from tfbench.publish.results import read
 
     if not Path(args.config).is_file():
         raise BadInput(f"no asv configuration at {args.config}")
-    print(report.markdown(report.read(args.config)[1]), end="")
+    print(markdown.render(report.build(read(args.config)[1])), end="")
     return 0
 
 
@@ -162,8 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="show the scenario catalog").set_defaults(run=_list)
-    m = sub.add_parser("measure", help="measure a scenario or path/to/file.py::function "
-                                       "in a fresh process")
+    m = sub.add_parser(
+        "measure", help="measure a scenario or path/to/file.py::function in a fresh process"
+    )
     m.add_argument("target", help="scenario id (see `tfbench list`) or path/to/file.py::function")
     m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     m.add_argument("--iterations", type=int, help="measured iterations after warm-up")
@@ -173,14 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true", help="print the result as JSON")
     m.set_defaults(run=_measure)
     r = sub.add_parser("releases", help="lock tracked TensorFlow releases and build asv's history")
-    r.add_argument("action", choices=("update", "build"),
-                   help="update: lock new releases, then build; build: rebuild from the locks")
+    r.add_argument(
+        "action",
+        choices=("update", "build"),
+        help="update: lock new releases, then build; build: rebuild from the locks",
+    )
     r.set_defaults(run=_releases)
-    p = sub.add_parser("publish", help="asv publish, then vendor its assets (an offline site) "
-                                       "and write the release report into it")
+    p = sub.add_parser(
+        "publish",
+        help="asv publish, then vendor its assets (an offline site) "
+        "and write the release report into it",
+    )
     p.add_argument("--config", default="asv.conf.json")
-    p.add_argument("--report-only", action="store_true",
-                   help="skip `asv publish` (the site is already built)")
+    p.add_argument(
+        "--report-only", action="store_true", help="skip `asv publish` (the site is already built)"
+    )
     p.set_defaults(run=_publish)
     rep = sub.add_parser("report", help="print the release report as Markdown")
     rep.add_argument("--config", default="asv.conf.json")

@@ -10,10 +10,11 @@ params accept any positive value from the CLI; text params only their listed cho
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from tfbench.devices import Unsupported
+from tfbench.measure.devices import Unsupported
 
 
 class ParamError(ValueError):
@@ -33,8 +34,10 @@ class Scenario:
         """Full params from defaults and `given` (values may be text, as typed on a CLI)."""
         unknown = sorted(set(given) - set(self.params))
         if unknown:
-            raise ParamError(f"{self.id} has no param {', '.join(unknown)}; "
-                             f"its params: {', '.join(self.params) or 'none'}")
+            raise ParamError(
+                f"{self.id} has no param {', '.join(unknown)}; "
+                f"its params: {', '.join(self.params) or 'none'}"
+            )
         bound = {}
         for name, choices in self.params.items():
             value = given.get(name, choices[0])
@@ -44,11 +47,13 @@ class Scenario:
                 except (TypeError, ValueError):
                     value = 0
                 if value < 1:
-                    raise ParamError(f"{self.id}: {name} must be a positive integer, "
-                                     f"got {given.get(name)!r}")
+                    raise ParamError(
+                        f"{self.id}: {name} must be a positive integer, got {given.get(name)!r}"
+                    )
             elif value not in choices:
-                raise ParamError(f"{self.id}: {name}={value!r} is not one of "
-                                 f"{', '.join(map(str, choices))}")
+                raise ParamError(
+                    f"{self.id}: {name}={value!r} is not one of {', '.join(map(str, choices))}"
+                )
             bound[name] = value
         return bound
 
@@ -74,8 +79,12 @@ def register(scenario: Scenario) -> Scenario:
     return scenario
 
 
-def register_family(table: dict[str, tuple[Callable[..., Callable[[], Any]], str]],
-                    params: dict[str, tuple], iterations: int, warmup: int) -> None:
+def register_family(
+    table: dict[str, tuple[Callable[..., Callable[[], Any]], str]],
+    params: dict[str, tuple],
+    iterations: int,
+    warmup: int,
+) -> None:
     """Register scenarios that share params: `table` maps id -> (prepare, description)."""
     for scenario_id, (prepare, description) in table.items():
         register(Scenario(scenario_id, description, prepare, dict(params), iterations, warmup))
@@ -90,9 +99,19 @@ def get(scenario_id: str) -> Scenario:
     try:
         return CATALOG[scenario_id]
     except KeyError:
-        raise ParamError(f"unknown scenario {scenario_id!r}; choose from: "
-                         f"{', '.join(sorted(CATALOG))}") from None
+        raise ParamError(
+            f"unknown scenario {scenario_id!r}; choose from: {', '.join(sorted(CATALOG))}"
+        ) from None
 
 
-# Importing a family registers its scenarios.
-from tfbench.scenarios import functions, graphs, loops, predict, threads  # noqa: E402,F401
+def _register_families() -> None:
+    """Import every module of this package: importing a family registers its scenarios.
+    (Listing them here would put every family's name into every benchmark's version.)"""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_families()

@@ -8,17 +8,20 @@ how x reaches the function, and so how many traces (concrete graphs) pile up.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from tfbench.devices import require, tf_name
+from tfbench.measure.devices import require, tf_name
 from tfbench.scenarios import register_family
 
 COUNTS = (100, 1000)
 
 
 def _traced(step: Callable[[], Any], function, **extra: Callable[[], int]) -> Callable[[], Any]:
-    step.counters = lambda: {"traces": function.experimental_get_tracing_count(),
-                             **{k: f() for k, f in extra.items()}}
+    step.counters = lambda: {
+        "traces": function.experimental_get_tracing_count(),
+        **{k: f() for k, f in extra.items()},
+    }
     return step
 
 
@@ -137,24 +140,36 @@ def captured_state(device: str) -> Callable[[], Any]:
 
 
 COUNTED = {
-    "function.list_in_tf_range": (list_in_tf_range, "a Python list appended to inside a "
-                                  "tf.range loop in tf.function (the article's example 1)"),
-    "function.unrolled_python_range": (unrolled_python_range, "values collected over a "
-                                       "Python range: unrolled into the graph"),
+    "function.list_in_tf_range": (
+        list_in_tf_range,
+        "a Python list appended to inside a "
+        "tf.range loop in tf.function (the article's example 1)",
+    ),
+    "function.unrolled_python_range": (
+        unrolled_python_range,
+        "values collected over a Python range: unrolled into the graph",
+    ),
     "function.tensorarray": (tensorarray, "values written to a tf.TensorArray in a tf.range loop"),
-    "function.accumulator": (accumulator, "a tensor accumulated in a tf.range loop "
-                             "(the article's example 3)"),
+    "function.accumulator": (
+        accumulator,
+        "a tensor accumulated in a tf.range loop (the article's example 3)",
+    ),
 }
 PLAIN = {
-    "function.retrace_python_scalar": (retrace_python_scalar, "a new Python int argument every "
-                                       "call: one trace per distinct value"),
+    "function.retrace_python_scalar": (
+        retrace_python_scalar,
+        "a new Python int argument every call: one trace per distinct value",
+    ),
     "function.tensor_argument": (tensor_argument, "the value passed as a tensor: one trace"),
-    "function.input_signature": (input_signature, "a Python int through an input_signature: "
-                                 "one trace"),
-    "function.captured_state": (captured_state, "a Python dict captured and changed at trace "
-                                "time (the article's example 2)"),
+    "function.input_signature": (
+        input_signature,
+        "a Python int through an input_signature: one trace",
+    ),
+    "function.captured_state": (
+        captured_state,
+        "a Python dict captured and changed at trace time (the article's example 2)",
+    ),
 }
 
-register_family(COUNTED, {"count": COUNTS, "device": ("CPU", "GPU")},
-                iterations=100, warmup=10)
+register_family(COUNTED, {"count": COUNTS, "device": ("CPU", "GPU")}, iterations=100, warmup=10)
 register_family(PLAIN, {"device": ("CPU", "GPU")}, iterations=300, warmup=20)

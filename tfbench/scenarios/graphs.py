@@ -8,11 +8,12 @@ with eager execution left on: nothing here changes process-wide state.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from tfbench.devices import Unsupported, require, tf_name
+from tfbench.measure.devices import Unsupported, require, tf_name
 from tfbench.scenarios import register_family
 
 SIZE = 64
@@ -52,8 +53,9 @@ def with_graph_ops(step: Callable[[], Any], graph_of: Callable[[], Any]) -> Call
     return step
 
 
-def _graph_per_iteration(device: str, allow_growth: str,
-                         graph_for: Callable[[Any, Any], Any]) -> Callable[[], Any]:
+def _graph_per_iteration(
+    device: str, allow_growth: str, graph_for: Callable[[Any, Any], Any]
+) -> Callable[[], Any]:
     """Each step builds its ops on `graph_for(tf, v1)` and runs them in a new Session."""
     tf, v1, config = _v1(device, allow_growth)
     x = matrix()
@@ -217,26 +219,40 @@ def assign_in_place(device: str, allow_growth: str) -> Callable[[], Any]:
 
 
 GRAPH = {
-    "graph.session_per_iteration": (session_per_iteration, "new ops and a new Session every "
-                                    "iteration on the default graph (the article's example 1)"),
-    "graph.reset_default_graph": (reset_default_graph, "as session_per_iteration, with "
-                                  "tf.compat.v1.reset_default_graph() first"),
+    "graph.session_per_iteration": (
+        session_per_iteration,
+        "new ops and a new Session every iteration on the default graph (the article's example 1)",
+    ),
+    "graph.reset_default_graph": (
+        reset_default_graph,
+        "as session_per_iteration, with tf.compat.v1.reset_default_graph() first",
+    ),
     "graph.fresh_graph": (fresh_graph, "as session_per_iteration, in a new tf.Graph each time"),
     "graph.build_once": (build_once, "ops and Session built once, run every iteration"),
     "session.unclosed": (session_unclosed, "a new Session per iteration, kept referenced"),
     "session.with_block": (session_with_block, "a new Session per iteration in a with block"),
-    "session.explicit_close": (session_explicit_close, "a new Session per iteration, "
-                               "closed explicitly"),
-    "session.graph_accumulation": (graph_accumulation, "a = tf.add(a, c) and sess.run(a) "
-                                   "every iteration (the article's example 3)"),
-    "session.assign_in_place": (assign_in_place, "one assign_add op built once, "
-                                "run every iteration"),
+    "session.explicit_close": (
+        session_explicit_close,
+        "a new Session per iteration, closed explicitly",
+    ),
+    "session.graph_accumulation": (
+        graph_accumulation,
+        "a = tf.add(a, c) and sess.run(a) every iteration (the article's example 3)",
+    ),
+    "session.assign_in_place": (
+        assign_in_place,
+        "one assign_add op built once, run every iteration",
+    ),
 }
 EAGER = {
-    "eager.loop": (eager_loop, "eager matmul, .numpy() and del every iteration "
-                   "(the article's example 2)"),
-    "eager.variable_per_iteration": (variable_per_iteration, "a new tf.Variable under "
-                                     "GradientTape every iteration (example 3)"),
+    "eager.loop": (
+        eager_loop,
+        "eager matmul, .numpy() and del every iteration (the article's example 2)",
+    ),
+    "eager.variable_per_iteration": (
+        variable_per_iteration,
+        "a new tf.Variable under GradientTape every iteration (example 3)",
+    ),
     "eager.variable_reused": (variable_reused, "one tf.Variable, assigned every iteration"),
 }
 

@@ -13,11 +13,12 @@ last product is differentiated.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from tfbench.devices import require, tf_name
+from tfbench.measure.devices import require, tf_name
 from tfbench.scenarios import Scenario, register
 
 SIZES = (64, 256)
@@ -31,8 +32,9 @@ def orthogonal(size: int, seed: int = 0) -> np.ndarray:
     return (q * np.sign(np.diag(r))).astype(np.float32)
 
 
-def _tf_step(variant: str, gradient: str, size: int, loop_iterations: int,
-             device: str) -> Callable[[], np.ndarray]:
+def _tf_step(
+    variant: str, gradient: str, size: int, loop_iterations: int, device: str
+) -> Callable[[], np.ndarray]:
     require(device)
     import tensorflow as tf
 
@@ -46,9 +48,11 @@ def _tf_step(variant: str, gradient: str, size: int, loop_iterations: int,
         return r
 
     def while_loop(x):
-        _, r = tf.while_loop(lambda i, r: i < n,
-                             lambda i, r: (i + 1, tf.matmul(carry(r), x)),
-                             (tf.constant(0), tf.eye(size, dtype=x.dtype)))
+        _, r = tf.while_loop(
+            lambda i, r: i < n,
+            lambda i, r: (i + 1, tf.matmul(carry(r), x)),
+            (tf.constant(0), tf.eye(size, dtype=x.dtype)),
+        )
         return r
 
     power = {
@@ -74,8 +78,9 @@ def _tf_step(variant: str, gradient: str, size: int, loop_iterations: int,
     return step
 
 
-def _numpy_step(variant: str, size: int, loop_iterations: int,
-                **_: Any) -> Callable[[], np.ndarray]:
+def _numpy_step(
+    variant: str, size: int, loop_iterations: int, **_: Any
+) -> Callable[[], np.ndarray]:
     x = orthogonal(size)
     if variant == "numpy_matrix_power":
         return lambda: np.linalg.matrix_power(x, loop_iterations)
@@ -103,19 +108,29 @@ VARIANTS = tuple(TF_VARIANTS) + tuple(NUMPY_VARIANTS)
 
 
 def _params(gradients: tuple, devices: tuple) -> dict[str, tuple]:
-    return {"gradient": gradients, "size": SIZES, "loop_iterations": LOOP_ITERATIONS,
-            "device": devices}
+    return {
+        "gradient": gradients,
+        "size": SIZES,
+        "loop_iterations": LOOP_ITERATIONS,
+        "device": devices,
+    }
 
 
 for _variant, _text in TF_VARIANTS.items():
-    register(Scenario(
-        id=f"loop.{_variant}", description=f"matrix power by {_text}",
-        prepare=lambda _v=_variant, **p: _tf_step(_v, **p),
-        params=_params(GRADIENTS, ("CPU", "GPU")),
-    ))
+    register(
+        Scenario(
+            id=f"loop.{_variant}",
+            description=f"matrix power by {_text}",
+            prepare=lambda _v=_variant, **p: _tf_step(_v, **p),
+            params=_params(GRADIENTS, ("CPU", "GPU")),
+        )
+    )
 for _variant, _text in NUMPY_VARIANTS.items():
-    register(Scenario(
-        id=f"loop.{_variant}", description=f"matrix power by {_text}",
-        prepare=lambda _v=_variant, **p: _numpy_step(_v, **p),
-        params=_params(("none",), ("CPU",)),
-    ))
+    register(
+        Scenario(
+            id=f"loop.{_variant}",
+            description=f"matrix power by {_text}",
+            prepare=lambda _v=_variant, **p: _numpy_step(_v, **p),
+            params=_params(("none",), ("CPU",)),
+        )
+    )

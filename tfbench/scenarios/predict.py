@@ -7,11 +7,12 @@ and Keras 3 (2.16 on) both run it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from tfbench.devices import require, tf_name
+from tfbench.measure.devices import require, tf_name
 from tfbench.scenarios import register_family
 
 BATCH, FEATURES = 256, 32
@@ -24,8 +25,9 @@ def batch() -> np.ndarray:
 def _model(tf):
     tf.keras.utils.set_random_seed(0)
     layers = tf.keras.layers
-    return tf.keras.Sequential([tf.keras.Input(shape=(FEATURES,)),
-                                layers.Dense(64, activation="relu"), layers.Dense(10)])
+    return tf.keras.Sequential(
+        [tf.keras.Input(shape=(FEATURES,)), layers.Dense(64, activation="relu"), layers.Dense(10)]
+    )
 
 
 def _prediction(device: str, run: Callable[[Any, Any, Any], Any]) -> Callable[[], Any]:
@@ -105,10 +107,14 @@ PREDICT = {
     "predict.model_predict": (model_predict, "model.predict(x) per call in a loop"),
     "predict.predict_on_batch": (predict_on_batch, "model.predict_on_batch(x) per call"),
     "predict.tf_function_call": (tf_function_call, "the model called through one tf.function"),
-    "predict.random_noise_model": (random_noise_model, "tf.random.normal inside call(), "
-                                   "model.predict per call (the article's example 1)"),
-    "predict.returned_tensor": (returned_tensor, "every returned output tensor kept "
-                                "(the article's example 2)"),
+    "predict.random_noise_model": (
+        random_noise_model,
+        "tf.random.normal inside call(), model.predict per call (the article's example 1)",
+    ),
+    "predict.returned_tensor": (
+        returned_tensor,
+        "every returned output tensor kept (the article's example 2)",
+    ),
 }
 
 register_family(PREDICT, {"device": ("CPU", "GPU")}, iterations=100, warmup=10)

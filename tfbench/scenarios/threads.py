@@ -8,9 +8,10 @@ them; a thread still running after JOIN_TIMEOUT_S fails the step instead of hang
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from tfbench.devices import require, tf_name
+from tfbench.measure.devices import require, tf_name
 from tfbench.scenarios import register_family
 from tfbench.scenarios.graphs import matrix, with_graph_ops
 
@@ -56,11 +57,13 @@ def _graph(device: str):
 
 
 def shared_session(threads: int, device: str) -> Callable[[], Any]:
-    """One op built with a placeholder, run by every thread in one Session."""
+    """One op built with a placeholder, run by every thread in one Session: the fix for
+    new_op_per_run (the graph stays at its first ops)."""
     tf, v1, graph, feed, out = _graph(device)
     sess, x = v1.Session(graph=graph), matrix()
-    return with_graph_ops(lambda: _run_threads(threads, lambda: sess.run(out, {feed: x})),
-                          lambda: graph)
+    return with_graph_ops(
+        lambda: _run_threads(threads, lambda: sess.run(out, {feed: x})), lambda: graph
+    )
 
 
 def session_per_thread(threads: int, device: str) -> Callable[[], Any]:
@@ -90,12 +93,10 @@ def new_op_per_run(threads: int, device: str) -> Callable[[], Any]:
 THREADED = {
     "threads.shared_session": (shared_session, "one Session shared by every thread"),
     "threads.session_per_thread": (session_per_thread, "each run in its own Session"),
-    "threads.new_op_per_run": (new_op_per_run, "ops built and .eval()'d inside the thread "
-                               "loop (the article's example 3)"),
-    # The fix for new_op_per_run is the shared-session pattern itself.
-    "threads.placeholder_feed": (shared_session, "one placeholder op built once, fed by every "
-                                 "thread (the fix for new_op_per_run)"),
+    "threads.new_op_per_run": (
+        new_op_per_run,
+        "ops built and .eval()'d inside the thread loop (the article's example 3)",
+    ),
 }
 
-register_family(THREADED, {"threads": THREADS, "device": ("CPU", "GPU")},
-                iterations=40, warmup=5)
+register_family(THREADED, {"threads": THREADS, "device": ("CPU", "GPU")}, iterations=40, warmup=5)

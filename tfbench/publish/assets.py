@@ -39,24 +39,59 @@ class Package:
 # The versions asv 0.6.6's index.html names. npm has stupid-table-plugin only as 1.1.3 (the
 # CDN serves 1.0.1): same plugin and API, the nearest version the registry has.
 PACKAGES = [
-    Package("jquery", "3.3.1", "sha512-Ubldcmxp5np52/ENotGxlLe6aGMvmF4R8S6tZjsP6Knsaxd/xp3Zrh50cG93lR6nPXyUFwzN3ZSOQI0wRJNdGg==",
-            {"dist/jquery.min.js": "https://code.jquery.com/jquery-3.3.1.min.js"}),
-    Package("flot", "0.8.3", "sha512-xg2otcTJDvS+ERK+my4wxG/ASq90QURXtoM4LhacCq0jQW2jbyjdttbRNqU2cPykrpMvJ6b2uSp6SAgYAzj9tQ==",
-            {f"jquery.flot{part}.js": f"https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot{part}.min.js"
-             for part in ("", ".time", ".selection", ".categories")}),
-    Package("flot-orderbars", "1.0.0", "sha512-Jv51fvzevUjNXEeozpwEKfPjhiZhfiJddv0WHjduUTCmSF+7T5K7C9c9Y1wIVmUhDBv5fLMjgbwKecT0GIKPZA==",
-            {"js/jquery.flot.orderBars.js":
-             "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js"}),
-    Package("stupid-table-plugin", "1.1.3", "sha512-2Vk7XouQPxUQPRe9w0Fu7ZZ8kHLK7rDoLMsCgtKxRNJ7f4dSOGvW9CkHsq5wD6QsaEnWoyLBYH3xOEsrK3yWBg==",
-            {"stupidtable.min.js":
-             "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js"}),
-    Package("blueimp-md5", "2.19.0", "sha512-DRQrD6gJyy8FbiE4s+bDoXS9hiW3Vbx5uCdwvcCf3zLHL+Iv7LtGHLpr+GZV8rHG8tK766FGYBwRbu8pELTt+w==",
-            {"js/md5.min.js": "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js"}),
-    Package("bootstrap", "3.1.1", "sha512-TAzqS8E/ISpVHP29gYhy+1NSV+FJwApDVQhDfgLYsIuUDJiqJzH2DfORN5tiu+Ie2iBLrzEG34t4Rf465cigqg==",
-            {"dist/js/bootstrap.min.js": "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js",
-             "dist/css/bootstrap.min.css": "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css",
-             # bootstrap.min.css loads its icon font from ../fonts/
-             **{f"dist/fonts/glyphicons-halflings-regular.{ext}": "" for ext in ("eot", "svg", "ttf", "woff")}}),
+    Package(
+        "jquery",
+        "3.3.1",
+        "sha512-Ubldcmxp5np52/ENotGxlLe6aGMvmF4R8S6tZjsP6Knsaxd/xp3Zrh50cG93lR6nPXyUFwzN3ZSOQI0wRJNdGg==",
+        {"dist/jquery.min.js": "https://code.jquery.com/jquery-3.3.1.min.js"},
+    ),
+    Package(
+        "flot",
+        "0.8.3",
+        "sha512-xg2otcTJDvS+ERK+my4wxG/ASq90QURXtoM4LhacCq0jQW2jbyjdttbRNqU2cPykrpMvJ6b2uSp6SAgYAzj9tQ==",
+        {
+            f"jquery.flot{part}.js": f"https://cdnjs.cloudflare.com/ajax/libs/flot/0.8.3/jquery.flot{part}.min.js"
+            for part in ("", ".time", ".selection", ".categories")
+        },
+    ),
+    Package(
+        "flot-orderbars",
+        "1.0.0",
+        "sha512-Jv51fvzevUjNXEeozpwEKfPjhiZhfiJddv0WHjduUTCmSF+7T5K7C9c9Y1wIVmUhDBv5fLMjgbwKecT0GIKPZA==",
+        {
+            "js/jquery.flot.orderBars.js": "https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js"
+        },
+    ),
+    Package(
+        "stupid-table-plugin",
+        "1.1.3",
+        "sha512-2Vk7XouQPxUQPRe9w0Fu7ZZ8kHLK7rDoLMsCgtKxRNJ7f4dSOGvW9CkHsq5wD6QsaEnWoyLBYH3xOEsrK3yWBg==",
+        {
+            "stupidtable.min.js": "https://cdnjs.cloudflare.com/ajax/libs/stupidtable/1.0.1/stupidtable.min.js"
+        },
+    ),
+    Package(
+        "blueimp-md5",
+        "2.19.0",
+        "sha512-DRQrD6gJyy8FbiE4s+bDoXS9hiW3Vbx5uCdwvcCf3zLHL+Iv7LtGHLpr+GZV8rHG8tK766FGYBwRbu8pELTt+w==",
+        {
+            "js/md5.min.js": "https://cdnjs.cloudflare.com/ajax/libs/blueimp-md5/2.19.0/js/md5.min.js"
+        },
+    ),
+    Package(
+        "bootstrap",
+        "3.1.1",
+        "sha512-TAzqS8E/ISpVHP29gYhy+1NSV+FJwApDVQhDfgLYsIuUDJiqJzH2DfORN5tiu+Ie2iBLrzEG34t4Rf465cigqg==",
+        {
+            "dist/js/bootstrap.min.js": "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js",
+            "dist/css/bootstrap.min.css": "https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css",
+            # bootstrap.min.css loads its icon font from ../fonts/
+            **{
+                f"dist/fonts/glyphicons-halflings-regular.{ext}": ""
+                for ext in ("eot", "svg", "ttf", "woff")
+            },
+        },
+    ),
 ]
 # A link to the release report in asv's navigation bar, after "Regressions".
 NAV_ANCHOR = '<li id="nav-li-regressions"><a href="#/regressions">Regressions</a></li>'
@@ -88,7 +123,9 @@ def fetch(package: Package, cache: Path | None = None) -> bytes:
         with urllib.request.urlopen(url, timeout=60) as response:
             data = response.read()
     except OSError as e:
-        raise AssetError(f"cannot fetch {url} (needed once, then cached in {path.parent}): {e}") from e
+        raise AssetError(
+            f"cannot fetch {url} (needed once, then cached in {path.parent}): {e}"
+        ) from e
     if not _verified(data, package.integrity):
         raise AssetError(f"{url} does not match its pinned integrity {package.integrity}")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +155,9 @@ def vendor(html_dir: Path, cache: Path | None = None) -> list[Path]:
             text = text.replace(NAV_ANCHOR, NAV_ANCHOR + NAV_REPORT)
         remote = [m.group(2) for m in _TAG.finditer(text)]
         if remote:
-            raise AssetError(f"{page.name} still loads {', '.join(remote)}: not in tfbench.site.PACKAGES")
+            raise AssetError(
+                f"{page.name} still loads {', '.join(remote)}: not in tfbench.publish.assets.PACKAGES"
+            )
         page.write_text(text)
     return pages
 

@@ -1,11 +1,9 @@
-"""TensorFlow releases as asv's history axis.
+"""The tracked TensorFlow releases and their locks.
 
-`releases/releases.txt` lists the tracked versions. `lock` resolves each new one into
-pinned requirement files (one per wheel flavour) under `releases/locks/X.Y.Z/`; `build`
-turns those locks into `releases/history.git`, a bare repository with one commit per
-release (commit date = the release's upload date, tag vX.Y.Z) that asv uses as its `repo`.
-Everything that enters a commit is fixed (author, dates, message, file bytes), so the
-hashes are the same on every machine.
+`releases/releases.txt` lists the tracked versions. `lock_release` resolves each new one
+into pinned requirement files (one per wheel flavour) under `releases/locks/X.Y.Z/`, as
+PyPI stood the day after the release; tfbench.history.repo turns the locks into asv's
+history repository.
 """
 
 from __future__ import annotations
@@ -22,13 +20,12 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench.envsync import normalize
+from tfbench.history.envsync import lock_file_name, normalize
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RELEASES_DIR = ROOT / "releases"
 RELEASES_FILE = RELEASES_DIR / "releases.txt"
 LOCKS_DIR = RELEASES_DIR / "locks"
-HISTORY_REPO = RELEASES_DIR / "history.git"
 
 # Wheel flavour -> what pip resolves. psutil is the harness's own runtime dependency.
 FLAVOURS = {
@@ -37,11 +34,16 @@ FLAVOURS = {
 }
 HARNESS_REQUIREMENTS = ["psutil"]
 TARGET = "CPython 3.11, Linux x86_64"
-IDENTITY = ("tfbench", "tfbench@users.noreply.github.com")
 INDEX = "https://pypi.org/simple"
 SIMPLE_INDEX = INDEX + "/{name}/"
-_PIP_SOURCES = {"PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT",
-                "PIP_CONFIG_FILE", "PIP_NO_INDEX"}
+_PIP_SOURCES = {
+    "PIP_FIND_LINKS",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_CONSTRAINT",
+    "PIP_CONFIG_FILE",
+    "PIP_NO_INDEX",
+}
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,6 @@ def tracked_versions(path: Path = RELEASES_FILE) -> list[str]:
             raise ValueError(f"{path}:{n}: {line!r} is not a version like 2.21.0")
         versions.append(line)
     return versions
-
-
-def lock_file_name(flavour: str) -> str:
-    return f"requirements-{flavour}.txt"
 
 
 def read_lock(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
@@ -98,7 +96,7 @@ def release_date(version: str) -> str:
     if not times:
         raise LookupError(f"PyPI lists no tensorflow {version} files")
     stamp = dt.datetime.fromisoformat(min(times).replace("Z", "+00:00"))
-    return stamp.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return stamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def resolve(requirements: list[str], as_of: str) -> tuple[list[str], dict]:
@@ -107,9 +105,20 @@ def resolve(requirements: list[str], as_of: str) -> tuple[list[str], dict]:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [
-            sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
-            "--quiet", "--report", str(report), "--index-url", INDEX,
-            "--uploaded-prior-to", as_of, *requirements,
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "--index-url",
+            INDEX,
+            "--uploaded-prior-to",
+            as_of,
+            *requirements,
         ]
         # Local wheel folders and extra indexes carry no upload times, so the cut-off
         # would not apply to them: resolve against PyPI alone.
@@ -133,12 +142,15 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
     """
     here = f"{platform.python_implementation()} {sys.version_info.major}.{sys.version_info.minor}"
     if f"{here}, {platform.system()} {platform.machine()}" != TARGET:
-        raise RuntimeError(f"locks are resolved for {TARGET}; this is {here}, "
-                           f"{platform.system()} {platform.machine()}")
+        raise RuntimeError(
+            f"locks are resolved for {TARGET}; this is {here}, "
+            f"{platform.system()} {platform.machine()}"
+        )
     released = release_date(version)
     # A day's grace: the flavours' wheels are uploaded minutes to hours after `tensorflow`.
-    as_of = (dt.datetime.fromisoformat(released.replace("Z", "+00:00"))
-             + dt.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_of = (
+        dt.datetime.fromisoformat(released.replace("Z", "+00:00")) + dt.timedelta(days=1)
+    ).strftime("%Y-%m-%dT%H:%M:%SZ")
     folder = locks_dir / version
     folder.mkdir(parents=True, exist_ok=True)
     for flavour, spec in FLAVOURS.items():
@@ -157,7 +169,9 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
         if flavour == "gpu" and "and-cuda" not in tf_meta.get("provides_extra", []):
             notes.append(f"# note: tensorflow {version} has no and-cuda extra")
         if flavour == "gpu" and not any(p.startswith("nvidia-") for p in pins):
-            notes.append("# note: no CUDA wheels: the GPU build needs CUDA and cuDNN from the system")
+            notes.append(
+                "# note: no CUDA wheels: the GPU build needs CUDA and cuDNN from the system"
+            )
         header = [
             f"# tfbench lock: {requirement} and the harness ({', '.join(HARNESS_REQUIREMENTS)})"
             f" for {TARGET}",
@@ -168,63 +182,3 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
         ]
         (folder / lock_file_name(flavour)).write_text("\n".join(header + pins) + "\n")
     return read_lock(version, locks_dir)
-
-
-def _git(repo: Path, *args: str, stdin: bytes | None = None, env: dict | None = None) -> str:
-    # No user or system configuration: signing, hooks or templates must not change hashes.
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    base.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, **(env or {}))
-    run = subprocess.run(["git", *args], cwd=repo, input=stdin, capture_output=True, env=base)
-    if run.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed: {run.stderr.decode()}")
-    return run.stdout.decode().strip()
-
-
-def build_history(versions: list[str], repo: Path = HISTORY_REPO,
-                  locks_dir: Path = LOCKS_DIR) -> dict[str, str]:
-    """(Re)create the bare history repository; returns tag -> commit hash."""
-    locks = sorted((read_lock(v, locks_dir) for v in versions), key=lambda lock: lock.released)
-    if repo.exists():
-        subprocess.run(["rm", "-rf", str(repo)], check=True)
-    repo.mkdir(parents=True)
-    _git(repo, "init", "--quiet", "--bare", "--template=", "--initial-branch=main")
-    parent: str | None = None
-    tags = {}
-    for lock in locks:
-        entries = []
-        for name, data in sorted(lock.files.items()):
-            blob = _git(repo, "hash-object", "-w", "--stdin", stdin=data)
-            entries.append(f"100644 blob {blob}\t{name}\n")
-        tree = _git(repo, "mktree", stdin="".join(entries).encode())
-        when = int(dt.datetime.fromisoformat(lock.released.replace("Z", "+00:00")).timestamp())
-        date = f"{when} +0000"
-        env = {
-            "GIT_AUTHOR_NAME": IDENTITY[0], "GIT_AUTHOR_EMAIL": IDENTITY[1],
-            "GIT_COMMITTER_NAME": IDENTITY[0], "GIT_COMMITTER_EMAIL": IDENTITY[1],
-            "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date,
-        }
-        args = ["commit-tree", tree, "-m", f"TensorFlow {lock.version}"]
-        if parent:
-            args += ["-p", parent]
-        parent = _git(repo, *args, env=env)
-        tags[f"v{lock.version}"] = parent
-        _git(repo, "update-ref", f"refs/tags/v{lock.version}", parent)
-    if parent:
-        _git(repo, "update-ref", "refs/heads/main", parent)
-    return tags
-
-
-def history_tags(repo: Path = HISTORY_REPO) -> dict[str, str]:
-    """tag -> commit hash of an existing history repository."""
-    out = _git(repo, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags")
-    return dict(line.split() for line in out.splitlines())
-
-
-def update(versions: list[str] | None = None) -> dict[str, str]:
-    """Lock every tracked release that has no lock yet, then rebuild the history."""
-    versions = tracked_versions() if versions is None else versions
-    for version in versions:
-        if not all((LOCKS_DIR / version / lock_file_name(f)).exists() for f in FLAVOURS):
-            print(f"locking tensorflow {version} ...", file=sys.stderr)
-            lock_release(version)
-    return build_history(versions)

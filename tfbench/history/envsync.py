@@ -26,17 +26,26 @@ def normalize(name: str) -> str:
 
 def not_in_lock(lock_text: str, installed: list[str]) -> list[str]:
     """Installed distributions that the lock does not name (asv's own tools excepted)."""
-    wanted = {normalize(line.split("==")[0]) for line in lock_text.splitlines()
-              if line.strip() and not line.startswith("#")}
+    wanted = {
+        normalize(line.split("==")[0])
+        for line in lock_text.splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     return sorted({normalize(name) for name in installed} - wanted - ENVIRONMENT_TOOLS)
+
+
+def lock_file_name(flavour: str) -> str:
+    """The lock of one wheel flavour in a release's folder (and in its history commit)."""
+    return f"requirements-{flavour}.txt"
 
 
 def main(build_dir: str, record_dir: str) -> None:
     flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
-    lock = Path(build_dir) / f"requirements-{flavour}.txt"
+    lock = Path(build_dir) / lock_file_name(flavour)
     if not lock.is_file():
-        sys.exit(f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; "
-                 "use cpu or gpu)")
+        sys.exit(
+            f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; use cpu or gpu)"
+        )
     extra = not_in_lock(lock.read_text(), [d.metadata["Name"] for d in metadata.distributions()])
     pip = [sys.executable, "-m", "pip"]
     if extra:
@@ -45,8 +54,10 @@ def main(build_dir: str, record_dir: str) -> None:
     if installed.returncode:  # pip printed why; asv reports it, skips this release, goes on
         sys.exit(f"envsync: pip could not install {lock} (exit {installed.returncode})")
     frozen = subprocess.run([*pip, "freeze", "--all"], check=True, capture_output=True, text=True)
-    record = Path(record_dir) / (f"{os.environ.get('ASV_COMMIT', 'unknown')[:8]}-"
-                                 f"{os.environ.get('ASV_ENV_NAME', 'env')}-{flavour}.txt")
+    record = Path(record_dir) / (
+        f"{os.environ.get('ASV_COMMIT', 'unknown')[:8]}-"
+        f"{os.environ.get('ASV_ENV_NAME', 'env')}-{flavour}.txt"
+    )
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
 

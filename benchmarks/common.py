@@ -1,4 +1,4 @@
-"""What the asv benchmark classes share: grid points, warm steps, probe readings, versions.
+"""What the asv benchmark classes share: grid points, warm steps, probe records, versions.
 
 A grid's first param is `variant`; `FAMILY.variant` names the scenario, the rest are its
 params. Grid points a scenario lacks, devices absent here and patterns that fail on the
@@ -7,19 +7,26 @@ installed release all become skips with the reason (asv shows them as n/a).
 
 from __future__ import annotations
 
+import abc
 import hashlib
 import inspect
 import itertools
+import json
+import os
+import re
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 # asv's forkserver (asv.conf.json) imports the benchmark modules once and forks every
 # benchmark from that process: importing TensorFlow here spares each one the import.
 import tensorflow  # noqa: F401
 
-from tfbench import scenarios
-from tfbench.devices import Unsupported
+from tfbench import scenarios, targets
+from tfbench.measure import child, devices, meter, record, steps, supervisor, verdict
+from tfbench.measure.devices import Unsupported
 
 
 def _point(family: str, names: list[str], values: tuple) -> tuple[str, dict[str, Any]]:
@@ -53,15 +60,15 @@ def _key(values: tuple) -> str:
     return "|".join(map(str, values))
 
 
-def measure_grid(family: str, params: list, names: list[str], workers: int = 2) -> dict[str, dict]:
+def measure_grid(
+    family: str, params: list, names: list[str], workers: int = 2
+) -> dict[str, record.Record]:
     """Probe every grid point once, each in a child forked from this process (asv's
     setup_cache: TensorFlow imported, not started), two at a time; skips carry their reason.
 
     Whether a device is usable is asked in the child: asking here would start TensorFlow.
     """
-    from tfbench.isolated import measure_forked
-
-    results: dict[str, dict] = {}
+    results: dict[str, record.Record] = {}
     todo = {}
     for values in itertools.product(*params):
         scenario_id, point = _point(family, names, values)
@@ -70,34 +77,95 @@ def measure_grid(family: str, params: list, names: list[str], workers: int = 2) 
             todo[_key(values)] = {"scenario": scenario_id, "params": point}
         except scenarios.ParamError as e:
             results[_key(values)] = {"status": "skipped", "error": str(e)}
-    results.update(zip(todo, measure_forked(list(todo.values()), workers=workers)))
+    results.update(zip(todo, targets.measure_forked(list(todo.values()), workers=workers)))
     return results
 
 
-def reading(cache: dict[str, dict], values: tuple) -> dict[str, Any]:
-    """The probe's result for a grid point, or a skip with its reason."""
+def reading(cache: dict[str, record.Record], values: tuple) -> record.Record:
+    """The probe's record for a grid point, or a skip with its reason."""
     result = cache[_key(values)]
-    if result["status"] not in ("ok", "over_budget") or not result.get("iterations"):
+    if not record.measured(result):
         raise Unsupported(f"{result['status']}: {result.get('error')}")
     return result
 
 
+def keep_outcomes(costs_class: str, cache: dict[str, record.Record]) -> Path | None:
+    """Write each grid point's status and error beside asv's results, which keep only numbers:
+    the report shows why a point has no value (a pattern that fails on a release, a device
+    missing). RESULTS/probes/<commit>-<environment>-<cpu|gpu>.json, one key per Costs class,
+    named like results/packages/. Nothing is written outside an asv run (no ASV_COMMIT)."""
+    commit, conf_dir = os.environ.get("ASV_COMMIT"), os.environ.get("ASV_CONF_DIR")
+    if not commit or not conf_dir:
+        return None
+    try:
+        text = (Path(conf_dir) / "asv.conf.json").read_text()
+        conf = json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M))
+    except (OSError, ValueError):
+        return None
+    path = (
+        Path(conf_dir)
+        / conf.get("results_dir", "results")
+        / "probes"
+        / f"{commit[:8]}-{os.environ.get('ASV_ENV_NAME', 'env')}-"
+        f"{os.environ.get('TFBENCH_WHEELS', 'cpu')}.json"
+    )
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    kept[costs_class] = {
+        key: {"status": r["status"], "error": r.get("error")} for key, r in cache.items()
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(kept, indent=1, sort_keys=True))
+    return path
+
+
+# The code behind every figure, beside the scenario's own module: asv's default version
+# hashes only the benchmark's source, so results of changed code would pass as comparable.
+STEP_CODE = (sys.modules[__name__], scenarios, devices)
+PROBE_CODE = (*STEP_CODE, targets, meter, verdict, steps, child, supervisor, record)
+
+
 def code_version(*modules: ModuleType) -> str:
-    """asv `version` from the source of the code a benchmark measures, which lives here."""
+    """asv `version` from the source of the given modules."""
     digest = hashlib.sha256()
     for module in modules:
         digest.update(inspect.getsource(module).encode())
     return digest.hexdigest()[:16]
 
 
-class StepBenchmark:
+def step_version(*family_modules: ModuleType) -> str:
+    """The version of a family's time_/peakmem_ benchmarks."""
+    return code_version(*family_modules, *STEP_CODE)
+
+
+def costs_version(*family_modules: ModuleType) -> str:
+    """The version of a family's probe costs (track_)."""
+    return code_version(*family_modules, *PROBE_CODE)
+
+
+class _Family(abc.ABC):
+    """A family's grid; abstract until a benchmark module gives it a `version` (asv skips
+    abstract classes, so these bases are not benchmarks themselves)."""
+
+    family: str
+    params: list
+    param_names: list[str]
+
+    @property
+    @abc.abstractmethod
+    def version(self) -> str:
+        """step_version / costs_version of the family's scenario module(s)."""
+
+
+class StepBenchmark(_Family):
     """asv's own figures (the card) for one step of a family's scenario, warmed up once.
 
     A benchmark module subclasses it with `family`, `params`, `param_names` (the first
     is `variant`) and `version`.
     """
 
-    family: str
     param_names: list[str]
     processes = 1  # each process imports TensorFlow (~4 s): asv's default 2 rounds double that
     timeout = 120
@@ -112,19 +180,17 @@ class StepBenchmark:
         self.step()
 
 
-class ProbeCosts:
+class ProbeCosts(_Family):
     """The probe's costs for each grid point, measured once per environment.
 
     Subclasses define `setup_cache` as `return self.measure()`: asv keys the cache by where
     setup_cache is written, so an inherited one would be shared between families.
     """
 
-    family: str
-    params: list
-    param_names: list[str]
-
-    def measure(self) -> dict[str, dict]:
-        return measure_grid(self.family, self.params, self.param_names)
+    def measure(self) -> dict[str, record.Record]:
+        cache = measure_grid(self.family, self.params, self.param_names)
+        keep_outcomes(self.__class__.__name__, cache)
+        return cache
 
     def setup(self, cache, *params):
         self.result = reading(cache, params)
@@ -158,7 +224,13 @@ class ProbeCosts:
     track_allocator_peak.unit = "bytes"
 
 
-class GraphOps:
+class _Figures(abc.ABC):
+    @abc.abstractmethod
+    def _figure(self, name: str) -> Any:
+        """The probe's figure `name` for this grid point (ProbeCosts)."""
+
+
+class GraphOps(_Figures):
     """Mixin: the number of operations in the graph the pattern builds on, after the run."""
 
     def track_graph_ops(self, cache, *params):
@@ -167,7 +239,7 @@ class GraphOps:
     track_graph_ops.unit = "operations"
 
 
-class Traces:
+class Traces(_Figures):
     """Mixin: how many times tf.function traced during the run."""
 
     def track_traces(self, cache, *params):

@@ -1,4 +1,4 @@
-"""The in-process measurement of a step function: peak, growth, time.
+"""The step loop in one process: peak, growth, time of a step function.
 
 Peak increase is read from before the first iteration (warm-up included): glibc keeps
 freed memory, so a baseline taken after warm-up hides transient peaks. Growth is fitted
@@ -10,23 +10,13 @@ from __future__ import annotations
 import array
 import gc
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from tfbench.memory import PeakMeter, rss_bytes
-
-MiB = 1 << 20
-# A leak verdict needs the fitted growth over the measured window to reach LEAK_MIN_BYTES
-# and NOISE_FACTOR times the readings' own scatter around the fit (TensorFlow's RSS swings
-# by megabytes between iterations), and to be sustained: each third of the readings sits
-# above the one before by at least a quarter of the fitted growth per third, so a one-off
-# step (a pool filling) is not a leak.
-LEAK_MIN_BYTES = 1 * MiB
-NOISE_FACTOR = 3
-# Theil-Sen over at most this many readings (pairs grow with the square).
-FIT_POINTS = 400
+from tfbench.measure.meter import PeakMeter, rss_bytes
+from tfbench.measure.verdict import leak_verdict, theil_sen_slope
 
 
 @dataclass
@@ -43,30 +33,13 @@ class Reading:
     rss_bytes: list[int]  # after each measured iteration
 
 
-def theil_sen_slope(y: np.ndarray) -> float:
-    """Median of pairwise slopes of y against its index: robust to outliers and steps."""
-    y = np.asarray(y, dtype=np.float64)
-    if len(y) < 2:
-        return 0.0
-    x = np.linspace(0, len(y) - 1, min(len(y), FIT_POINTS))
-    ys = y[x.round().astype(int)]
-    i, j = np.triu_indices(len(x), k=1)
-    return float(np.median((ys[j] - ys[i]) / (x[j] - x[i])))
-
-
-def leak_verdict(readings: np.ndarray, slope: float) -> bool:
-    if len(readings) < 9:
-        return False
-    fitted = slope * (len(readings) - 1)
-    residuals = readings - slope * np.arange(len(readings))
-    scatter = 1.4826 * np.median(np.abs(residuals - np.median(residuals)))
-    first, middle, last = (np.median(t) for t in np.array_split(readings, 3))
-    sustained = min(middle - first, last - middle) >= fitted / 3 / 4
-    return bool(fitted >= max(LEAK_MIN_BYTES, NOISE_FACTOR * scatter) and sustained)
-
-
-def measure(step: Callable[[], object], iterations: int, warmup: int,
-            budget_bytes: int, meter: PeakMeter | None = None) -> Reading:
+def measure(
+    step: Callable[[], object],
+    iterations: int,
+    warmup: int,
+    budget_bytes: int,
+    meter: PeakMeter | None = None,
+) -> Reading:
     """Run `step` warmup + iterations times in this process and read its memory and time.
 
     Stops early with status "over_budget" once this process's RSS passes budget_bytes.

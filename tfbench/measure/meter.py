@@ -56,14 +56,19 @@ def fault_in_like(pid: int) -> bool:
     import numpy as np
 
     try:
-        with open("/proc/self/maps") as maps, open(f"/proc/{pid}/pagemap", "rb", buffering=0) as pagemap:
+        with (
+            open("/proc/self/maps") as maps,
+            open(f"/proc/{pid}/pagemap", "rb", buffering=0) as pagemap,
+        ):
             for line in maps:
                 fields = line.split()
                 if len(fields) < 6 or not fields[5].startswith("/") or fields[1][0] != "r":
                     continue
                 low, high = (int(a, 16) for a in fields[0].split("-"))
-                entries = np.frombuffer(os.pread(pagemap.fileno(), 8 * ((high - low) // PAGE),
-                                                 8 * (low // PAGE)), dtype=np.uint64)
+                entries = np.frombuffer(
+                    os.pread(pagemap.fileno(), 8 * ((high - low) // PAGE), 8 * (low // PAGE)),
+                    dtype=np.uint64,
+                )
                 for page in np.flatnonzero(entries >> np.uint64(63)).tolist():  # present
                     ctypes.string_at(low + page * PAGE, 1)
     except OSError:

@@ -1,0 +1,6 @@
+"""TensorFlow releases as asv's history axis.
+
+releases  the tracked versions (releases/releases.txt) and their locks (releases/locks/)
+repo      releases/history.git, asv's `repo`: one dated, tagged commit per release
+envsync   asv's install_command: make an environment hold exactly one lock (stdlib only)
+"""

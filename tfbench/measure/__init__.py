@@ -1,0 +1,13 @@
+"""The measuring instrument, bottom to top.
+
+meter       RSS now and its peak over a region (the kernel's VmHWM, or sampling)
+verdict     growth per iteration (Theil-Sen) and the leak verdict, on a series of readings
+steps       the step loop in one process: warm-up, baseline, iterations -> a Reading
+devices     CPU/GPU as a parameter: usable here or a skip, allocator peaks
+record      the measured record every layer above shares (child, CLI, benchmarks)
+supervisor  the parent: forks one child per measurement, bounds its memory and time
+child       the child: primes its memory, runs the steps, writes its record
+
+tfbench.targets sits above this package and the scenario catalog: it turns a scenario id or
+a user's file::function into a step for the child.
+"""

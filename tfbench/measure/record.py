@@ -1,0 +1,53 @@
+"""The measured record: what a child writes, the CLI prints and the benchmarks read."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class Record(TypedDict, total=False):
+    scenario: str  # a catalog id, or path::function
+    params: dict[str, Any]
+    device: str
+    tf_version: str | None
+    status: str  # one of STATUSES
+    error: str  # why the status is not "ok"
+    traceback: str  # where the pattern itself failed
+    budget_bytes: int
+    # the figures (None where the run produced no reading)
+    iterations: int | None
+    warmup: int
+    seconds_per_iteration: float | None
+    peak_increase_bytes: int | None
+    growth_bytes_per_iteration: float | None
+    leak: bool | None
+    method: str | None  # how the peak was read: vmhwm, psutil-sampling (+unprimed)
+    allocator_peak_bytes: int | None  # GPU only
+    baseline_rss_bytes: int
+    rss_bytes: list[int]  # after each measured iteration
+    counters: dict[str, int]  # graph_ops, traces, ... where the pattern is about them
+
+
+STATUSES = ("ok", "over_budget", "timeout", "skipped", "error", "bad_input")
+# Every record carries these keys; None where the run produced no reading.
+FIGURES = (
+    "iterations",
+    "seconds_per_iteration",
+    "peak_increase_bytes",
+    "growth_bytes_per_iteration",
+    "leak",
+    "method",
+    "allocator_peak_bytes",
+)
+
+
+def blank(scenario: str, params: dict[str, Any], device: str, tf_version: str | None) -> Record:
+    """A record with its identity and no figures yet."""
+    record = Record(scenario=scenario, params=params, device=device, tf_version=tf_version)
+    record.update(dict.fromkeys(FIGURES))
+    return record
+
+
+def measured(record: Record) -> bool:
+    """Whether the record has figures (an over-budget run may: it stops, keeping its readings)."""
+    return record["status"] in ("ok", "over_budget") and bool(record.get("iterations"))

@@ -1,0 +1,104 @@
+"""The parent's side of a measurement: fork one child per target, bound its memory and time.
+
+Children are forked from a process that has imported TensorFlow but not started it, so
+each child skips the import (seconds) and begins with a clean runtime: forking a process
+whose TensorFlow runtime (thread pools, CUDA) has started can deadlock. The parent watches
+each child's RSS and kills it past the budget or the timeout; the child also stops itself
+at the budget between iterations, so the usual over-budget record still carries the
+readings up to that point; the watchdog's limit sits a margin above the budget so that the
+child gets to do that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tfbench.measure import child
+from tfbench.measure.meter import process_rss_bytes
+from tfbench.measure.record import Record
+from tfbench.units import MiB
+
+# run(target, primed) -> its record, in the child; describe(target) -> a record without
+# figures, for a child that was killed or died.
+Run = Callable[[Any, bool], Record]
+Describe = Callable[[Any], Record]
+
+
+def default_budget_bytes() -> int:
+    """A quarter of physical memory: a leaking scenario must not take the machine down."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    except (ValueError, OSError, AttributeError):
+        return 4096 * MiB
+
+
+def fork_each(
+    targets: list[Any],
+    run: Run,
+    describe: Describe,
+    budget_bytes: int,
+    timeout_s: float,
+    workers: int = 1,
+) -> list[Record]:
+    """Run each target in a child forked from this process, `workers` at a time.
+
+    Children run side by side: their readings are per-process RSS, which a neighbour does
+    not change. Records come in the order of `targets`.
+    """
+    limit = budget_bytes + max(64 * MiB, budget_bytes // 10)
+    results: list[Record | None] = [None] * len(targets)
+    running: dict[int, tuple[int, Path, float]] = {}  # pid -> (index, out, deadline)
+    todo = list(enumerate(targets))
+    with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
+        while todo or running:
+            while todo and len(running) < workers:
+                index, target = todo.pop(0)
+                out = Path(tmp) / f"{index}.json"
+                sys.stdout.flush(), sys.stderr.flush()  # or the child would print them again
+                pid = os.fork()
+                if pid == 0:
+                    child.serve(lambda primed, t=target: run(t, primed), out)
+                running[pid] = (index, out, time.monotonic() + timeout_s)
+            for pid, (index, out, deadline) in list(running.items()):
+                ended, status = os.waitpid(pid, os.WNOHANG)
+                verdict = None
+                if not ended:
+                    if process_rss_bytes(pid) > limit:
+                        verdict = "over_budget"
+                    elif time.monotonic() > deadline:
+                        verdict = "timeout"
+                    else:
+                        continue
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                del running[pid]
+                results[index] = _collect(
+                    describe(targets[index]), out, verdict, status, budget_bytes, timeout_s
+                )
+            time.sleep(0.02)
+    return results
+
+
+def _collect(
+    record: Record, out: Path, verdict: str | None, status: int, budget: int, timeout_s: float
+) -> Record:
+    if verdict is None and out.exists():
+        return json.loads(out.read_text())
+    record.update(status=verdict or "error", budget_bytes=budget)
+    if verdict == "over_budget":
+        record["error"] = f"killed: RSS passed the budget of {budget / MiB:.0f} MiB"
+    elif verdict == "timeout":
+        record["error"] = f"killed: still running after {timeout_s:.0f} s"
+    elif os.WIFSIGNALED(status):
+        record["error"] = f"the measuring process died of signal {os.WTERMSIG(status)}"
+    else:
+        record["error"] = f"the measuring process exited with code {os.WEXITSTATUS(status)}"
+    return record

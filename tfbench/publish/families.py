@@ -1,0 +1,99 @@
+"""The benchmark families of the results: their grids, the metrics shown, point labels."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass
+
+from tfbench import scenarios
+from tfbench.publish.results import MachineResults
+
+# What the report shows of each family -> the benchmark method that measures it, its unit.
+METRICS = {
+    "time": ("time_step", "seconds"),
+    "peak": ("track_peak_increase", "bytes"),
+    "growth": ("track_growth_per_iteration", "bytes/iteration"),
+    "leak": ("track_leak", "leak"),
+}
+
+
+@dataclass
+class Family:
+    name: str  # the step benchmark class, e.g. loops.MatrixPower
+    param_names: list[str]
+    params: list[list[str]]
+
+    @property
+    def costs(self) -> str:
+        """The class of the family's probe costs (track_)."""
+        return f"{self.name}Costs"
+
+    def benchmark(self, metric: str) -> str:
+        method = METRICS[metric][0]
+        return f"{self.costs if method.startswith('track_') else self.name}.{method}"
+
+    def label(self, combo: tuple[str, ...]) -> str:
+        return ", ".join(f"{n}={v.strip(chr(39))}" for n, v in zip(self.param_names, combo))
+
+    def match(self, want: dict[str, str]) -> tuple[str, ...] | None:
+        """The CPU grid point with `want`'s values and the first value of every other param."""
+        given = {n: p[0] for n, p in zip(self.param_names, self.params)}
+        given.update(want, device=repr("CPU"))
+        combo = tuple(given[n] for n in self.param_names)
+        return combo if all(c in p for c, p in zip(combo, self.params)) else None
+
+
+def families(benchmarks: dict[str, dict]) -> list[Family]:
+    found = {}
+    for name, bench in benchmarks.items():
+        cls, _, method = name.rpartition(".")
+        if method == "time_step":
+            found[cls] = Family(cls, bench["param_names"], bench["params"])
+    return [found[k] for k in sorted(found)]
+
+
+def probe_key(combo: tuple[str, ...]) -> str:
+    """The key of a grid point in the probe outcomes (benchmarks/common._key)."""
+    return "|".join(str(ast.literal_eval(v)) for v in combo)
+
+
+def scenario_point(family: Family, combo: tuple[str, ...]) -> bool:
+    """Whether a CPU grid point is one a scenario has (NumPy under a tape is not)."""
+    params = {n: ast.literal_eval(v) for n, v in zip(family.param_names, combo)}
+    variant = params.pop("variant")
+    if params.get("device") != "CPU":
+        return False
+    for sid, scenario in scenarios.CATALOG.items():
+        if sid.split(".", 1)[1] == variant:
+            try:
+                scenario.bind(params)
+                return True
+            except scenarios.ParamError:
+                continue
+    return False
+
+
+def rows(
+    family: Family, machine: MachineResults
+) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """(grid points with a value on some release here, CPU points of a scenario with none:
+    skipped or failing on every release, such as GPU-only settings)."""
+    measured, empty = [], []
+    for combo in itertools.product(*family.params):
+        if any(
+            machine.value(family.benchmark(m), combo, tag) is not None
+            for m in ("time", "growth")
+            for tag in machine.releases
+        ):
+            measured.append(combo)
+        elif scenario_point(family, combo):
+            empty.append(combo)
+    return measured, empty
+
+
+def reason(
+    family: Family, machine: MachineResults, combo: tuple[str, ...], tag: str
+) -> str | None:
+    """Why the probe has no figures for this point on this release, where it was kept."""
+    return machine.reasons.get((family.costs.rpartition(".")[2], probe_key(combo), tag))

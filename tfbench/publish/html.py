@@ -1,0 +1,189 @@
+"""The release report as a page of the published site (report.html): tables, inline SVG
+plots, no scripts."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from tfbench.publish.gate import FACTOR
+from tfbench.publish.report import (
+    EXPLAIN,
+    NO_VALUE,
+    FamilySection,
+    MachineReport,
+    Report,
+    verdict_parts,
+)
+from tfbench.units import format_value
+
+COLORS = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+]
+STYLE = """
+body { font-family: sans-serif; margin: 1.5em; }
+table { border-collapse: collapse; font-size: 12px; margin: 0.5em 0 1.5em; }
+td, th { border: 1px solid #ccc; padding: 2px 6px; vertical-align: top; }
+td.leak { background: #fde0dc; } td.flat { background: #e8f5e9; }
+figure { display: inline-block; margin: 0 1em 1em 0; } figcaption { font-size: 12px; }
+.plot text { font-size: 10px; } .legend { font-size: 12px; max-width: 1200px; }
+"""
+
+
+def plot(
+    title: str,
+    releases: list[str],
+    series: dict[str, list[float | None]],
+    log: bool = False,
+    width: int = 560,
+    height: int = 260,
+) -> str:
+    """A line per series across releases; gaps where a release has no value."""
+    values = [v for vs in series.values() for v in vs if v is not None and (not log or v > 0)]
+    if not values or not releases:
+        return f"<p>{html.escape(title)}: no values.</p>"
+    scale = (lambda v: math.log10(v)) if log else (lambda v: v)
+    low, high = scale(min(values)), scale(max(values))
+    if not log:
+        low = min(low, 0.0)
+    high = high if high > low else low + 1
+    left, right, top, bottom = 60, 10, 20, 40
+    x = lambda i: left + (width - left - right) * (i / max(1, len(releases) - 1))  # noqa: E731
+    y = lambda v: top + (height - top - bottom) * (1 - (scale(v) - low) / (high - low))  # noqa: E731
+    parts = [
+        f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
+        f'<text x="{left}" y="12">{html.escape(title)}</text>',
+        f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" '
+        f'y2="{height - bottom}" stroke="#444"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#444"/>',
+    ]
+    for i, tag in enumerate(releases):
+        parts.append(
+            f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle">{tag}</text>'
+        )
+    for v in (min(values), max(values)):
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{v:.3g}</text>')
+    for k, (label, vs) in enumerate(series.items()):
+        color = COLORS[k % len(COLORS)]
+        points = [(x(i), y(v)) for i, v in enumerate(vs) if v is not None and (not log or v > 0)]
+        if len(points) > 1:
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+            parts.append(
+                f'<polyline fill="none" stroke="{color}" points="{path}"><title>'
+                f"{html.escape(label)}</title></polyline>"
+            )
+        parts += [
+            f'<circle cx="{px:.1f}" cy="{py:.1f}" r="2.5" fill="{color}"><title>'
+            f"{html.escape(label)}</title></circle>"
+            for px, py in points
+        ]
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _family(family: FamilySection, releases: list[str]) -> str:
+    out = [f"<h3>{html.escape(family.name)}</h3>"]
+    if family.empty:
+        out.append(
+            f'<p class="empty">{html.escape(NO_VALUE)}: {html.escape("; ".join(family.empty))}</p>'
+        )
+    if not family.rows:
+        return "\n".join(out)
+    for p in family.plots:
+        out.append(
+            f"<figure>{plot(p.title, releases, p.series, log=p.log)}"
+            f"<figcaption>{html.escape(family.name)}: {html.escape(p.title)}</figcaption></figure>"
+        )
+    out.append(
+        '<p class="legend">'
+        + " ".join(
+            f'<span style="color:{COLORS[k % len(COLORS)]}">&#9632;</span>&nbsp;'
+            f"{html.escape(row.label)}"
+            for k, row in enumerate(family.rows)
+        )
+        + "</p>"
+    )
+    out.append(
+        '<table class="family"><tr><th>point</th>'
+        + "".join(f"<th>{html.escape(t)}</th>" for t in releases)
+        + "</tr>"
+    )
+    for row in family.rows:
+        cells = []
+        for c in row.cells:
+            css = "" if c.leak is None else "leak" if c.leak else "flat"
+            cells.append(f'<td class="{css}">{html.escape(c.text())}</td>')
+        out.append(f"<tr><th>{html.escape(row.label)}</th>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _machine(m: MachineReport) -> list[str]:
+    out = [
+        f'<h2 class="machine">Machine {html.escape(m.name)}</h2>'
+        f"<p>Releases: {html.escape(', '.join(m.releases) or 'none')}</p><h3>Verdicts</h3><ul>"
+    ]
+    for v in m.verdicts:
+        word, parts = verdict_parts(v)
+        newest = (
+            f"<strong>{word}</strong> on {html.escape(m.releases[-1])}"
+            if m.releases
+            else "<strong>no data</strong>"
+        )
+        out.append(
+            f"<li>[{html.escape(v.claim.article)}] {html.escape(v.claim.text)}: "
+            + "; ".join([newest, *map(html.escape, parts)])
+            + "</li>"
+        )
+    out.append("</ul>")
+    out.append(
+        f"<h3>Newest-release gate ({' &rarr; '.join(map(html.escape, m.releases[-2:]))}, "
+        f"factor {FACTOR})</h3>"
+    )
+    if not m.gate:
+        out.append(
+            "<p>No benchmark got worse.</p>" if m.gate_pair else "<p>Needs two releases.</p>"
+        )
+    else:
+        out.append(
+            '<table class="gate"><tr><th>benchmark</th><th>before</th><th>after</th>'
+            "<th>ratio</th><th>evidence</th><th>bisect</th></tr>"
+        )
+        for item in m.gate:
+            r = item.row
+            out.append(
+                f'<tr><td><a href="{html.escape(item.url)}">{html.escape(r.name)}</a></td>'
+                f"<td>{format_value(r.before, r.unit)}</td>"
+                f"<td>{format_value(r.after, r.unit)}</td>"
+                f"<td>{r.ratio_text}</td><td>{html.escape(r.evidence)}</td>"
+                f"<td><code>{html.escape(item.bisect)}</code></td></tr>"
+            )
+        out.append("</table>")
+    out += [_family(f, m.releases) for f in m.families]
+    return out
+
+
+def render(report: Report) -> str:
+    out = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>tfbench release report</title>",
+        f"<style>{STYLE}</style></head><body>",
+        '<p><a href="index.html">&larr; asv graphs</a></p><h1>tfbench release report</h1>',
+        f"<p>{html.escape(EXPLAIN)}</p>",
+    ]
+    out += [
+        f'<p class="problem">Unreadable results file skipped: {html.escape(p)}</p>'
+        for p in report.problems
+    ]
+    for machine in report.machines:
+        out += _machine(machine)
+    out.append("</body></html>")
+    return "\n".join(out)

@@ -1,0 +1,179 @@
+"""What can be measured, and measuring it: a catalog scenario or a user's file::function.
+
+A target is {"scenario": ID, "params": {...}} or {"file": PATH, "function": NAME}. This is
+where the instrument (tfbench.measure) meets the catalog (tfbench.scenarios): `run` turns a
+target into a step inside the measuring child, `measure_forked` supervises children forked
+from this process (asv's setup_cache: TensorFlow imported, not started), and
+`measure_isolated` starts a fresh process that does the same, safe from any caller.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from tfbench import scenarios
+from tfbench.measure import devices, record, supervisor
+from tfbench.measure.child import measure_step
+from tfbench.measure.record import Record
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_ITERATIONS = 100  # a user's function; scenarios carry their own
+
+
+def describe(target: dict[str, Any]) -> Record:
+    """The target's identity, with no figures yet."""
+    if "scenario" in target:
+        params = target.get("params", {})
+        return record.blank(target["scenario"], params, params.get("device", "CPU"), tf_version())
+    return record.blank(f"{target['file']}::{target['function']}", {}, "default", tf_version())
+
+
+def tf_version() -> str | None:
+    if "tensorflow" in sys.modules:
+        return sys.modules["tensorflow"].__version__
+    for dist in ("tensorflow", "tensorflow-cpu"):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def load_function(path: str, name: str):
+    file = Path(path)
+    if not file.is_file():
+        raise LookupError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(f"tfbench_user_{file.stem}", file)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(file.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    except (SyntaxError, ImportError) as e:
+        raise LookupError(f"cannot import {path}: {type(e).__name__}: {e}") from e
+    function = getattr(module, name, None)
+    if not callable(function):
+        found = sorted(
+            k
+            for k, v in vars(module).items()
+            if callable(v)
+            and not k.startswith("_")
+            and getattr(v, "__module__", None) == module.__name__
+        )
+        raise LookupError(
+            f"{path} has no function {name!r}; functions there: {', '.join(found) or 'none'}"
+        )
+    return function
+
+
+def run(target: dict[str, Any], spec: dict[str, Any], primed: bool) -> Record:
+    """Measure the target in this (child) process; every failure becomes the record's status."""
+    result = describe(target)
+    try:
+        if "scenario" in target:
+            scenario = scenarios.get(target["scenario"])
+            params = scenario.bind(target.get("params", {}))
+            result.update(params=params, device=params.get("device", "CPU"))
+            step = scenario.prepare(**params)
+            iterations = spec["iterations"] or scenario.iterations
+            warmup = scenario.warmup if spec["warmup"] is None else spec["warmup"]
+        else:
+            step = load_function(target["file"], target["function"])
+            iterations = spec["iterations"] or DEFAULT_ITERATIONS
+            warmup = max(1, iterations // 10) if spec["warmup"] is None else spec["warmup"]
+        result.update(
+            measure_step(step, iterations, warmup, spec["budget"], result["device"], primed),
+            tf_version=tf_version(),
+            budget_bytes=spec["budget"],
+        )
+    except (scenarios.ParamError, LookupError) as e:
+        result.update(status="bad_input", error=str(e))
+    except devices.Unsupported as e:
+        result.update(status="skipped", error=str(e))
+    except Exception as e:  # the pattern itself failed: record it, never hide it
+        result.update(
+            status="error", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()
+        )
+    return result
+
+
+def measure_forked(
+    targets: list[dict[str, Any]],
+    iterations: int | None = None,
+    warmup: int | None = None,
+    budget_bytes: int | None = None,
+    timeout_s: float = 600.0,
+    workers: int = 1,
+) -> list[Record]:
+    """Measure each target in a child forked from this process, `workers` at a time.
+
+    Only from a process whose TensorFlow runtime has not started (importing it is fine).
+    """
+    if any("scenario" in t for t in targets):
+        try:
+            import tensorflow  # noqa: F401  (once here rather than in every child)
+        except ImportError:
+            pass  # the child reports it
+    budget = budget_bytes or supervisor.default_budget_bytes()
+    spec = {"iterations": iterations, "warmup": warmup, "budget": budget}
+    return supervisor.fork_each(
+        targets, lambda t, primed: run(t, spec, primed), describe, budget, timeout_s, workers
+    )
+
+
+def measure_isolated(
+    target: dict[str, Any],
+    iterations: int | None = None,
+    warmup: int | None = None,
+    budget_bytes: int | None = None,
+    timeout_s: float = 600.0,
+) -> Record:
+    """Measure a target in a child of a fresh Python process (safe from any caller).
+
+    Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
+    """
+    spec = {
+        "targets": [target],
+        "iterations": iterations,
+        "warmup": warmup,
+        "budget": budget_bytes,
+        "timeout": timeout_s,
+    }
+    with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec_path.write_text(json.dumps(spec))
+        env = dict(
+            os.environ,
+            TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
+            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        )
+        code = subprocess.call(
+            [sys.executable, "-m", "tfbench.targets", str(spec_path), str(out_path)],
+            stdout=sys.stderr,
+            env=env,
+        )
+        if out_path.exists():
+            return json.loads(out_path.read_text())[0]
+    result = describe(target)
+    result.update(status="error", error=f"the measuring process exited with code {code}")
+    return result
+
+
+def _main(spec_path: str, out_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    results = measure_forked(
+        spec["targets"], spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"]
+    )
+    Path(out_path).write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    _main(*sys.argv[1:3])
