@@ -14,6 +14,8 @@ import itertools
 import json
 import os
 import re
+import shutil
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +29,26 @@ import tensorflow  # noqa: F401
 from tfbench import scenarios, targets
 from tfbench.measure import child, devices, meter, record, steps, supervisor, verdict
 from tfbench.measure.devices import Unsupported
+
+
+def _end_with_asv() -> None:
+    """asv's forkserver, and every benchmark process, exits when the asv run that started it
+    dies: a killed `asv run` would otherwise leave the forkserver (TensorFlow imported,
+    ~0.5 GiB, its own process group) and its asv-forkserver-* directory behind."""
+    if "ASV_ENV_NAME" not in os.environ:
+        return  # not started by asv
+    server = os.getpid() if sys.argv[1:2] == ["run_server"] else None
+
+    def on_parent_death(signum: int, frame: Any) -> None:
+        if os.getpid() == server:  # the forkserver: its socket's directory goes too
+            shutil.rmtree(os.path.dirname(sys.argv[3]), ignore_errors=True)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_parent_death)
+    child.die_with_parent(signal.SIGTERM, os.getppid())
+
+
+_end_with_asv()
 
 
 def _point(family: str, names: list[str], values: tuple) -> tuple[str, dict[str, Any]]:

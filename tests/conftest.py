@@ -32,19 +32,15 @@ def synthetic():
 
 def scratch_asv_conf(tmp: Path, results: Path) -> Path:
     """The project's asv config with everything asv writes moved out of the working tree."""
-    from asv.util import load_json
+    from tfbench.publish.site import derived_config
 
-    conf = load_json(ROOT / "asv.conf.json", js_comments=True)
-    conf.update(
-        repo=str(ROOT / conf["repo"]),
-        benchmark_dir=str(ROOT / conf["benchmark_dir"]),
-        results_dir=str(results),
-        env_dir=str(tmp / "env"),
-        html_dir=str(tmp / "html"),
+    return derived_config(
+        ROOT / "asv.conf.json",
+        tmp,
+        results_dir=results,
+        env_dir=tmp / "env",
+        html_dir=tmp / "html",
     )
-    path = tmp / "asv.conf.json"
-    path.write_text(json.dumps(conf))
-    return path
 
 
 @pytest.fixture(scope="session")

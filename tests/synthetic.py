@@ -36,3 +36,33 @@ def hold_512mib():
 
 def fails():
     raise RuntimeError("boom")
+
+
+def _helper(code: str) -> None:
+    """Start a helper process that outlives this call; its pid goes to $TFBENCH_TEST_PIDS."""
+    import os
+    import subprocess
+    import sys
+
+    helper = subprocess.Popen([sys.executable, "-c", code])
+    with open(os.environ["TFBENCH_TEST_PIDS"], "a") as f:
+        f.write(f"{helper.pid}\n")
+
+
+def hungry_helper():
+    """A helper that takes 2.5 GiB, 100 MiB at a time, and holds it; the step stays small."""
+    if not _kept:
+        _kept.append(True)
+        _helper(
+            "import time\nb = []\nfor _ in range(25):\n"
+            "    b.append(bytearray(100 << 20)); time.sleep(0.05)\ntime.sleep(60)"
+        )
+    time.sleep(0.05)
+
+
+def sleeping_helper():
+    """A helper that sleeps 45 s, started once; the step itself takes 10 ms."""
+    if not _kept:
+        _kept.append(True)
+        _helper("import time; time.sleep(45)")
+    time.sleep(0.01)

@@ -81,7 +81,9 @@ def test_missing_function_lists_the_functions(synthetic):
 
 
 def test_negative_iterations():
-    assert "--iterations must be positive" in _bad("measure", "loop.numpy", "--iterations", "0")
+    assert "--iterations must be at least 1, got 0" in _bad(
+        "measure", "loop.numpy", "--iterations", "0"
+    )
 
 
 def test_failing_step_is_reported_not_hidden(synthetic):

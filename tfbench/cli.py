@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tfbench.measure.record import Record, measured
+from tfbench.measure.record import Record, measured, stopped_in_warmup
+from tfbench.measure.steps import MAX_ITERATIONS
 from tfbench.units import MiB, format_bytes
 
 EXIT_BAD_INPUT = 2
@@ -43,6 +44,10 @@ def _parse_params(pairs: list[str]) -> dict[str, str]:
 def _target(text: str, params: dict[str, str]) -> dict[str, Any]:
     if "::" in text:
         file, _, function = text.rpartition("::")
+        if not file:
+            raise BadInput(f"no file before '::{function}' (use path/to/file.py::function)")
+        if Path(file).is_dir():
+            raise BadInput(f"{file} is a directory (use path/to/file.py::function)")
         if not Path(file).is_file():
             raise BadInput(f"no such file: {file}")
         if not function.isidentifier():
@@ -55,7 +60,10 @@ def _target(text: str, params: dict[str, str]) -> dict[str, Any]:
     try:
         scenarios.get(text).bind(params)
     except scenarios.ParamError as e:
-        raise BadInput(str(e)) from None
+        hint = ""
+        if text.endswith(".py") or Path(text).exists():
+            hint = f"; to measure a function of your own file, name it: {text}::function"
+        raise BadInput(f"{e}{hint}") from None
     return {"scenario": text, "params": params}
 
 
@@ -63,9 +71,11 @@ def _measure(args: argparse.Namespace) -> int:
     from tfbench.targets import measure_isolated
 
     for name in ("iterations", "warmup", "budget_mib", "timeout"):
-        value = getattr(args, name)
-        if value is not None and value < (0 if name == "warmup" else 1):
-            raise BadInput(f"--{name.replace('_', '-')} must be positive, got {value}")
+        value, least = getattr(args, name), 0 if name == "warmup" else 1
+        if value is not None and value < least:
+            raise BadInput(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+    if (args.iterations or 0) + (args.warmup or 0) > MAX_ITERATIONS:
+        raise BadInput(f"--iterations + --warmup must be at most {MAX_ITERATIONS}")
     target = _target(args.target, _parse_params(args.param))
     result = measure_isolated(
         target,
@@ -93,20 +103,26 @@ def format_result(r: Record) -> str:
         f"{r['scenario']}  {params}".rstrip(),
         f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}",
     ]
-    if not measured(r):
-        lines.append(f"  {r['status']}: {r.get('error', '')}")
+    warmup_only = stopped_in_warmup(r)
+    if not measured(r) and not warmup_only:
+        lines.append(f"  {r['status']}: {r.get('error') or 'no reason given'}")
         return "\n".join(lines)
     if r["status"] == "over_budget":
-        lines.append(
-            f"  STOPPED: RSS passed the budget of {_bytes(r['budget_bytes'])}; "
-            "figures cover the iterations run so far"
-        )
+        lines.append(f"  STOPPED {r.get('error', '')}; figures cover the iterations run")
+    if warmup_only:
+        ran = f"0 (stopped in warm-up, after {r['warmup_run']} of {r['warmup']})"
+        verdict = "no verdict: stopped before the measured iterations (growth of the warm-up)"
+        seconds = "n/a"
+    else:
+        ran = f"{r['iterations']} after {r['warmup']} warm-up"
+        verdict = "LEAK" if r["leak"] else "flat"
+        seconds = f"{r['seconds_per_iteration'] * 1e3:.3f} ms"
     lines += [
-        f"  iterations             {r['iterations']} after {r['warmup']} warm-up",
-        f"  time per iteration     {r['seconds_per_iteration'] * 1e3:.3f} ms",
+        f"  iterations             {ran}",
+        f"  time per iteration     {seconds}",
         f"  peak increase          {_bytes(r['peak_increase_bytes'])}   (method {r['method']})",
         f"  growth per iteration   {_bytes(r['growth_bytes_per_iteration'])}/iteration"
-        f"   -> {'LEAK' if r['leak'] else 'flat'}",
+        f"   -> {verdict}",
         f"  allocator peak         {_bytes(r.get('allocator_peak_bytes'))}",
     ]
     return "\n".join(lines)
@@ -145,12 +161,11 @@ def _publish(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from tfbench.publish import markdown, report
-    from tfbench.publish.results import read
+    from tfbench.publish import markdown, report, site
 
     if not Path(args.config).is_file():
         raise BadInput(f"no asv configuration at {args.config}")
-    print(markdown.render(report.build(read(args.config)[1])), end="")
+    print(markdown.render(report.build(site.read(args.config))), end="")
     return 0
 
 
@@ -165,7 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     m.add_argument("--iterations", type=int, help="measured iterations after warm-up")
     m.add_argument("--warmup", type=int, help="iterations before the growth fit starts")
-    m.add_argument("--budget-mib", type=int, help="memory budget (default: a quarter of RAM)")
+    m.add_argument(
+        "--budget-mib",
+        type=int,
+        help="memory budget: the RSS of the measuring process (TensorFlow's own ~0.5 GiB "
+        "included) and of any process its step starts; stopped past it (default: a quarter "
+        "of RAM)",
+    )
     m.add_argument("--timeout", type=int, help="seconds before the run is killed (default 600)")
     m.add_argument("--json", action="store_true", help="print the result as JSON")
     m.set_defaults(run=_measure)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
@@ -14,15 +15,20 @@ from tfbench.measure import devices
 from tfbench.measure.meter import fault_in_like
 from tfbench.measure.record import Record
 from tfbench.measure.steps import measure
+from tfbench.units import format_bytes
 
 
-def serve(run: Callable[[bool], Record], out: Path) -> None:
-    """In a freshly forked child: map the parent's library pages, run, write the record, exit.
+def serve(run: Callable[[bool], Record], out: Path, parent: int) -> None:
+    """In a freshly forked child: its own process group (the supervisor budgets, times and
+    kills the group: every process the step starts), death with its parent, the parent's
+    library pages mapped; then run, write the record, exit.
 
     Never returns: the child must not go back into the parent's code.
     """
     code = 1
     try:  # prints go to stderr (stdout may carry the parent's JSON)
+        os.setpgid(0, 0)
+        die_with_parent(signal.SIGKILL, parent)
         os.dup2(2, 1)
         record = run(fault_in_like(os.getppid()))
         out.write_text(json.dumps(record))
@@ -30,6 +36,22 @@ def serve(run: Callable[[bool], Record], out: Path) -> None:
     finally:
         sys.stdout.flush(), sys.stderr.flush()
         os._exit(code)
+
+
+def die_with_parent(sig: int, parent: int) -> bool:
+    """Have the kernel send `sig` to this process when its parent exits (Linux prctl), so a
+    killed supervisor leaves no measurement running. False where that is not available."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, int(sig), 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
+            return False
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os.kill(os.getpid(), sig)
+    return True
 
 
 def measure_step(
@@ -51,4 +73,16 @@ def measure_step(
     )
     if not primed:  # library pages first touched in the region count in its peak
         reading["method"] += "+unprimed"
+    if reading["status"] == "over_budget":
+        where = (
+            f"after {reading['iterations']} measured iterations"
+            if reading["iterations"]
+            else f"in warm-up, after {reading['warmup_run']} of {warmup} warm-up iterations"
+            " (no leak verdict: the growth shown is the warm-up's)"
+        )
+        reading["error"] = (
+            f"stopped {where}: RSS passed the budget of "
+            f"{format_bytes(budget_bytes)} (the whole process: "
+            f"{format_bytes(reading['baseline_rss_bytes'])} before the first step)"
+        )
     return reading

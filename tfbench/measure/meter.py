@@ -42,6 +42,35 @@ def process_rss_bytes(pid: int) -> int:
             return 0
 
 
+def group_rss_bytes(groups: set[int]) -> dict[int, int]:
+    """Summed RSS of the processes in each process group: a measured step's helpers, and
+    their helpers, count against its budget (Linux /proc; elsewhere psutil)."""
+    total = dict.fromkeys(groups, 0)
+    if os.path.isdir("/proc/self"):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    # pid (comm) state ppid pgrp ...: comm may hold spaces, so split after ')'
+                    group = int(f.read().rpartition(b")")[2].split()[2])
+                if group in total:
+                    total[group] += process_rss_bytes(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue  # gone meanwhile
+        return total
+    import psutil
+
+    for process in psutil.process_iter():
+        try:
+            group = os.getpgid(process.pid)
+            if group in total:
+                total[group] += process.memory_info().rss
+        except (OSError, psutil.Error):
+            continue
+    return total
+
+
 def fault_in_like(pid: int) -> bool:
     """Map the file pages that process `pid` (the parent this one forked from) has resident.
 

@@ -17,14 +17,16 @@ class Record(TypedDict, total=False):
     # the figures (None where the run produced no reading)
     iterations: int | None
     warmup: int
+    warmup_run: int  # warm-up iterations run: fewer than `warmup` when stopped in warm-up
     seconds_per_iteration: float | None
     peak_increase_bytes: int | None
-    growth_bytes_per_iteration: float | None
-    leak: bool | None
+    growth_bytes_per_iteration: float | None  # the warm-up's when stopped in warm-up
+    leak: bool | None  # None: no verdict (no measured iteration)
     method: str | None  # how the peak was read: vmhwm, psutil-sampling (+unprimed)
     allocator_peak_bytes: int | None  # GPU only
     baseline_rss_bytes: int
     rss_bytes: list[int]  # after each measured iteration
+    warmup_rss_bytes: list[int]  # after each warm-up iteration
     counters: dict[str, int]  # graph_ops, traces, ... where the pattern is about them
 
 
@@ -49,5 +51,15 @@ def blank(scenario: str, params: dict[str, Any], device: str, tf_version: str | 
 
 
 def measured(record: Record) -> bool:
-    """Whether the record has figures (an over-budget run may: it stops, keeping its readings)."""
+    """Whether the record has measured iterations, and so a leak verdict (an over-budget run
+    may: it stops, keeping its readings)."""
     return record["status"] in ("ok", "over_budget") and bool(record.get("iterations"))
+
+
+def stopped_in_warmup(record: Record) -> bool:
+    """Stopped at the budget before any measured iteration: figures of the warm-up only."""
+    return (
+        record["status"] == "over_budget"
+        and not record.get("iterations")
+        and bool(record.get("warmup_run"))
+    )

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench.measure import child
-from tfbench.measure.meter import process_rss_bytes
+from tfbench.measure.meter import group_rss_bytes, process_rss_bytes
 from tfbench.measure.record import Record
 from tfbench.units import MiB
 
@@ -30,6 +30,7 @@ from tfbench.units import MiB
 # figures, for a child that was killed or died.
 Run = Callable[[Any, bool], Record]
 Describe = Callable[[Any], Record]
+GROUP_SCAN_S = 0.1
 
 
 def default_budget_bytes() -> int:
@@ -50,41 +51,57 @@ def fork_each(
 ) -> list[Record]:
     """Run each target in a child forked from this process, `workers` at a time.
 
-    Children run side by side: their readings are per-process RSS, which a neighbour does
-    not change. Records come in the order of `targets`.
+    Each child leads its own process group: the budget counts the whole group's RSS (a step
+    that starts helpers pays for them), and the group is killed at the budget, the timeout
+    and the end, so nothing a step started outlives its measurement. Children run side by
+    side: their readings are per-process RSS, which a neighbour does not change. Records
+    come in the order of `targets`.
     """
     limit = budget_bytes + max(64 * MiB, budget_bytes // 10)
     results: list[Record | None] = [None] * len(targets)
     running: dict[int, tuple[int, Path, float]] = {}  # pid -> (index, out, deadline)
     todo = list(enumerate(targets))
+    scanned = 0.0
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         while todo or running:
             while todo and len(running) < workers:
                 index, target = todo.pop(0)
                 out = Path(tmp) / f"{index}.json"
                 sys.stdout.flush(), sys.stderr.flush()  # or the child would print them again
-                pid = os.fork()
+                parent, pid = os.getpid(), os.fork()
                 if pid == 0:
-                    child.serve(lambda primed, t=target: run(t, primed), out)
+                    child.serve(lambda primed, t=target: run(t, primed), out, parent)
                 running[pid] = (index, out, time.monotonic() + timeout_s)
+            # The leader's RSS every round; the group's (a /proc scan) every GROUP_SCAN_S.
+            groups = {}
+            if time.monotonic() - scanned >= GROUP_SCAN_S:
+                groups, scanned = group_rss_bytes(set(running)), time.monotonic()
             for pid, (index, out, deadline) in list(running.items()):
                 ended, status = os.waitpid(pid, os.WNOHANG)
                 verdict = None
                 if not ended:
-                    if process_rss_bytes(pid) > limit:
+                    if max(process_rss_bytes(pid), groups.get(pid, 0)) > limit:
                         verdict = "over_budget"
                     elif time.monotonic() > deadline:
                         verdict = "timeout"
                     else:
                         continue
-                    os.kill(pid, signal.SIGKILL)
+                    _kill_group(pid)
                     os.waitpid(pid, 0)
+                _kill_group(pid)  # whatever the step started and left running
                 del running[pid]
                 results[index] = _collect(
                     describe(targets[index]), out, verdict, status, budget_bytes, timeout_s
                 )
             time.sleep(0.02)
     return results
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is empty
 
 
 def _collect(
@@ -94,7 +111,10 @@ def _collect(
         return json.loads(out.read_text())
     record.update(status=verdict or "error", budget_bytes=budget)
     if verdict == "over_budget":
-        record["error"] = f"killed: RSS passed the budget of {budget / MiB:.0f} MiB"
+        record["error"] = (
+            f"killed: RSS of the measuring process and the processes it "
+            f"started passed the budget of {budget / MiB:.0f} MiB"
+        )
     elif verdict == "timeout":
         record["error"] = f"killed: still running after {timeout_s:.0f} s"
     elif os.WIFSIGNALED(status):

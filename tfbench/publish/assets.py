@@ -156,7 +156,8 @@ def vendor(html_dir: Path, cache: Path | None = None) -> list[Path]:
         remote = [m.group(2) for m in _TAG.finditer(text)]
         if remote:
             raise AssetError(
-                f"{page.name} still loads {', '.join(remote)}: not in tfbench.publish.assets.PACKAGES"
+                f"{page.name} still loads {', '.join(remote)}: not in PACKAGES "
+                "(tfbench/publish/assets.py)"
             )
         page.write_text(text)
     return pages

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
+import shlex
 import urllib.parse
 from dataclasses import dataclass
 
@@ -98,8 +100,9 @@ def graph_url(row: GateRow, machine: str) -> str:
 
 
 def bisect_command(row: GateRow, machine: str, pair: tuple[str, str]) -> str:
+    """`asv find` over the pair for this grid point: asv matches a parameterized benchmark's
+    regex against `name(param, ...)`. Every value is shell-quoted: names come from results."""
     old, new = pair
-    return (
-        f"asv find --machine {machine} '{old}..{new}' "
-        f"'^{row.benchmark.replace('.', chr(92) + '.')}$'"
-    )
+    # A quote becomes '.', so the pattern needs no quoting inside the shell's quotes.
+    point = "^" + re.escape(row.name).replace("\\ ", " ").replace("'", ".") + "$"
+    return shlex.join(["asv", "find", "--machine", machine, f"{old}..{new}", point])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import sys
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,23 +57,95 @@ def _reasons(results_dir: Path, result: Results, tag: str) -> dict[tuple[str, st
     return found
 
 
-def load(conf: Config) -> Data:
-    """Every machine's results for the release commits; unreadable files are named and skipped."""
-    benchmarks = dict(Benchmarks.load(conf))
-    tags = {commit: tag for tag, commit in repo.history_tags(Path(conf.repo)).items()}
-    order = {f"v{v}": i for i, v in enumerate(releases.tracked_versions())}
-    machines: dict[str, MachineResults] = {}
+# Results come from other machines too: untrusted input. Names go into pages and into shell
+# commands the report suggests, so only these forms are read; anything else is a problem.
+MACHINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+BENCHMARK_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+PARAM_VALUE = re.compile(r"[\w .+-]*|'[\w .+-]*'")  # asv's repr of a str, int, float, None
+
+
+def unsafe_benchmark(name: str, bench: dict) -> str | None:
+    """Why a benchmark's name or param values cannot be shown, or None."""
+    if not BENCHMARK_NAME.fullmatch(name):
+        return f"benchmark name {name!r} is not dotted identifiers"
+    for values in bench.get("params") or []:
+        for value in values:
+            if not isinstance(value, str) or not PARAM_VALUE.fullmatch(value):
+                return f"benchmark {name} has a param value {value!r} that is no plain literal"
+    for param in bench.get("param_names") or []:
+        if not isinstance(param, str) or not param.isidentifier():
+            return f"benchmark {name} has a param name {param!r} that is no identifier"
+    return None
+
+
+def machine_name(machine_json: Path) -> str:
+    """The machine's name as asv reads it (machine.json, not the directory); ValueError if
+    unreadable or not a plain name."""
+    try:
+        name = json.loads(machine_json.read_text()).get("machine")
+    except (OSError, ValueError, AttributeError) as e:
+        raise ValueError(f"{machine_json}: unreadable ({e}): its results are skipped") from e
+    if not isinstance(name, str) or not MACHINE_NAME.fullmatch(name):
+        raise ValueError(
+            f"{machine_json}: machine name {name!r} refused (letters, digits, "
+            "'_', '.', '-'): its results are skipped"
+        )
+    return name
+
+
+def readable_files(results_dir: Path) -> tuple[dict[Path, list[Path]], list[str]]:
+    """machine.json -> its results files that asv and the report can both read, and the
+    problems: the one rule for `tfbench report` and the site `tfbench publish` builds."""
+    good: dict[Path, list[Path]] = {}
     problems = []
-    for machine_json in sorted(Path(conf.results_dir).glob("*/machine.json")):
-        found = MachineResults(machine_json.parent.name)
+    for machine_json in sorted(results_dir.glob("*/machine.json")):
+        try:
+            name = machine_name(machine_json)
+        except ValueError as e:
+            problems.append(str(e))
+            continue
+        good[machine_json] = []
         for path in sorted(machine_json.parent.glob("*.json")):
             if path.name == "machine.json":
                 continue
             try:
-                result = Results.load(str(path), machine_name=found.machine)
-            except (util.UserError, ValueError, KeyError, TypeError, OSError) as e:
+                result = Results.load(str(path), machine_name=name)
+                bad = next(
+                    (k for k in result.get_all_result_keys() if not BENCHMARK_NAME.fullmatch(k)),
+                    None,
+                )
+                if bad is not None:
+                    raise ValueError(f"benchmark name {bad!r} is not dotted identifiers")
+            except (util.UserError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
                 problems.append(f"{path}: {e}")
                 continue
+            good[machine_json].append(path)
+    return good, problems
+
+
+def load(conf: Config) -> Data:
+    """Every machine's results for the release commits; unreadable files are named and skipped."""
+    benchmarks, problems = {}, []
+    try:
+        loaded = dict(Benchmarks.load(conf))
+    except (util.UserError, ValueError, KeyError, TypeError, OSError) as e:
+        loaded = {}
+        problems.append(f"{Path(conf.results_dir) / 'benchmarks.json'}: {e}")
+    for name, bench in loaded.items():
+        why = unsafe_benchmark(name, bench)
+        if why:
+            problems.append(f"benchmarks.json: {why}: skipped")
+        else:
+            benchmarks[name] = bench
+    tags = {commit: tag for tag, commit in repo.history_tags(Path(conf.repo)).items()}
+    order = {f"v{v}": i for i, v in enumerate(releases.tracked_versions())}
+    machines: dict[str, MachineResults] = {}
+    files, unreadable = readable_files(Path(conf.results_dir))
+    problems += unreadable
+    for machine_json, paths in files.items():
+        found = MachineResults(machine_name(machine_json))
+        for path in paths:
+            result = Results.load(str(path), machine_name=found.machine)
             tag = tags.get(result.commit_hash)
             if tag is None:
                 problems.append(f"{path}: commit {result.commit_hash[:8]} is no tracked release")
@@ -99,12 +171,3 @@ def load(conf: Config) -> Data:
         found.releases.sort(key=lambda t: order.get(t, len(order)))
         machines[found.machine] = found
     return Data(benchmarks, machines, problems)
-
-
-def read(conf_path: str) -> tuple[Config, Data]:
-    """The configuration and its results; each unreadable results file is named on stderr."""
-    conf = Config.load(conf_path)
-    data = load(conf)
-    for problem in data.problems:
-        print(f"tfbench report: skipped {problem}", file=sys.stderr)
-    return conf, data

@@ -1,41 +1,129 @@
-"""`tfbench publish`: asv's site, its assets vendored (offline), the release report beside it."""
+"""`tfbench publish`: asv's site, its assets vendored (offline), the release report beside it.
+
+Results come from other machines too, so the site is built from the results files both asv
+and the report can read (tfbench.publish.results names the others and skips them), in a
+scratch directory beside the published one, and swapped in only once complete: a failed
+publish leaves the previous site as it was.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from tfbench.publish import assets, html, markdown, report
-from tfbench.publish.results import Data, read
+from asv.config import Config
+from asv.util import load_json
+
+from tfbench.publish import assets, html, markdown, report, results
+
+# asv's defaults for the paths a configuration may leave out
+PATHS = {
+    "repo": None,
+    "benchmark_dir": "benchmarks",
+    "results_dir": "results",
+    "env_dir": "env",
+    "html_dir": "html",
+}
 
 
 class PublishError(RuntimeError):
     """asv publish failed, or an asset could not be had."""
 
 
-def write_report(conf_path: str, html_dir: str | None = None) -> Data:
-    """Write report.md and report.html into html_dir (asv's by default); returns what was read."""
-    conf, data = read(conf_path)
-    built = report.build(data)
-    target = Path(html_dir or conf.html_dir)
+def derived_config(conf_path: str | Path, target: Path, **paths: str | Path) -> Path:
+    """A copy of an asv configuration as target/asv.conf.json, its paths made absolute
+    (asv reads them from the configuration's directory) and `paths` put in their place."""
+    conf = load_json(str(conf_path), js_comments=True)
+    base = Path(conf_path).resolve().parent
+    for key, default in PATHS.items():
+        value = conf.get(key, default)
+        if value is not None and "://" not in str(value):
+            conf[key] = str(base / value)
+    conf.update({k: str(v) for k, v in paths.items()})
     target.mkdir(parents=True, exist_ok=True)
-    (target / "report.md").write_text(markdown.render(built))
-    (target / "report.html").write_text(html.render(built))
+    path = target / "asv.conf.json"
+    path.write_text(json.dumps(conf, indent=1))
+    return path
+
+
+def load_config(conf_path: str | Path) -> Config:
+    """The configuration with its paths absolute, whatever the working directory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return Config.load(str(derived_config(conf_path, Path(tmp))))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+def write_report(data: results.Data, html_dir: Path) -> None:
+    """report.md and report.html, from one Report."""
+    built = report.build(data)
+    html_dir.mkdir(parents=True, exist_ok=True)
+    _write_atomic(html_dir / "report.md", markdown.render(built))
+    _write_atomic(html_dir / "report.html", html.render(built))
+
+
+def read(conf_path: str | Path) -> results.Data:
+    """The results of a configuration; each unreadable results file is named on stderr."""
+    data = results.load(load_config(conf_path))
+    for problem in data.problems:
+        print(f"tfbench: skipped {problem}", file=sys.stderr)
     return data
 
 
-def publish(conf_path: str, report_only: bool = False) -> tuple[Path, Data]:
-    """asv publish (unless report_only), vendored assets, the report; the site's directory."""
-    from asv.config import Config
+def _readable_copy(conf: Config, data: results.Data, target: Path) -> None:
+    """The results asv can publish safely: benchmarks.json without refused entries, and
+    each machine's readable files."""
+    source = Path(conf.results_dir)
+    target.mkdir(parents=True)
+    index = json.loads((source / "benchmarks.json").read_text())
+    kept = {k: v for k, v in index.items() if k == "version" or k in data.benchmarks}
+    (target / "benchmarks.json").write_text(json.dumps(kept))
+    files, _ = results.readable_files(source)
+    for machine_json, paths in files.items():
+        folder = target / machine_json.parent.name
+        folder.mkdir()
+        for path in [machine_json, *paths]:
+            shutil.copy2(path, folder / path.name)
 
-    if not report_only:
-        run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", conf_path])
-        if run.returncode:
-            raise PublishError(f"asv publish failed (exit {run.returncode})")
-    html_dir = Path(Config.load(conf_path).html_dir)
+
+def publish(conf_path: str, report_only: bool = False) -> tuple[Path, results.Data]:
+    """asv publish (unless report_only), vendored assets, the report; the site's directory."""
+    conf = load_config(conf_path)
+    html_dir = Path(conf.html_dir)
+    data = read(conf_path)
+    if report_only:
+        write_report(data, html_dir)
+        return html_dir, data
+    html_dir.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".tfbench-publish-", dir=html_dir.parent))
     try:
-        assets.vendor(html_dir)
-    except assets.AssetError as e:
-        raise PublishError(str(e)) from e
-    return html_dir, write_report(conf_path, str(html_dir))
+        _readable_copy(conf, data, scratch / "results")
+        built = scratch / "html"
+        config = derived_config(
+            conf_path, scratch, results_dir=scratch / "results", html_dir=built
+        )
+        run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config)])
+        if run.returncode:
+            raise PublishError(
+                f"asv publish failed (exit {run.returncode}); {html_dir} is left as it was"
+            )
+        try:
+            assets.vendor(built)
+        except assets.AssetError as e:
+            raise PublishError(f"{e}; {html_dir} is left as it was") from e
+        write_report(data, built)
+        if html_dir.exists():
+            html_dir.rename(scratch / "previous")
+        built.rename(html_dir)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return html_dir, data

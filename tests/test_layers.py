@@ -1,0 +1,90 @@
+"""The package's layers import one way only, read from the source (no import is run).
+
+units  <-  measure  <-  scenarios  <-  targets  <-  cli
+units  <-  history  <-  publish (which also reads the scenario catalog)  <-  cli
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tfbench.history.releases import ROOT
+
+# layer -> the layers it may import (its own included)
+ALLOWED = {
+    "units": {"units"},
+    "measure": {"units", "measure"},
+    "scenarios": {"units", "measure", "scenarios"},
+    "targets": {"units", "measure", "scenarios", "targets"},
+    "history": {"units", "history"},
+    "publish": {"units", "history", "scenarios", "publish"},
+    "cli": {"units", "measure", "scenarios", "targets", "history", "publish", "cli"},
+    "__main__": {"cli"},
+}
+PACKAGE = ROOT / "tfbench"
+
+
+def layer(module: str) -> str:
+    """tfbench.measure.meter -> measure; tfbench.cli -> cli."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "units"  # `import tfbench` alone reaches nothing
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def imports(source: str, name: str, is_package: bool = False) -> set[str]:
+    """Every tfbench module that the source of module `name` imports, in functions too."""
+    found = set()
+    package = name if is_package else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return {m for m in found if m == "tfbench" or m.startswith("tfbench.")}
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_go_one_way(path):
+    name = module_name(path)
+    own = layer(name)
+    found = imports(path.read_text(), name, path.name == "__init__.py")
+    wrong = {m for m in found if layer(m) not in ALLOWED[own]}
+    assert not wrong, f"{own} may import only {sorted(ALLOWED[own])}"
+
+
+def test_every_module_is_in_a_layer():
+    assert {layer(module_name(p)) for p in SOURCES} <= set(ALLOWED)
+
+
+def test_the_reader_finds_imports_of_every_form():
+    source = """
+import tfbench.units
+from tfbench.measure import devices
+from ..publish import report
+from . import sibling
+def late():
+    from tfbench.history.repo import history_tags
+"""
+    found = imports(source, "tfbench.measure.meter")
+    assert {
+        "tfbench.units",
+        "tfbench.measure.devices",
+        "tfbench.publish.report",
+        "tfbench.measure.sibling",
+        "tfbench.history.repo",
+    } <= found
+    assert {layer(m) for m in found} - ALLOWED["measure"] == {"publish", "history"}

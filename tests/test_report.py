@@ -1,0 +1,126 @@
+"""The release report on hand-built results: claim polarity, verdict reasons, the gate, and
+both renderers reading the one Report. No asv run, no TensorFlow."""
+
+import math
+
+import pytest
+
+from tfbench.publish import claims, gate, html, markdown, report
+from tfbench.publish.families import Family
+from tfbench.publish.results import Data, MachineResults
+
+TAGS = ["v1.0.0", "v1.1.0", "v1.2.0"]
+PARAMS = [["'leaky'", "'fixed'"], ["'CPU'", "'GPU'"]]
+NAMES = ["variant", "device"]
+BENCH = {
+    "fam.Pattern.time_step": "seconds",
+    "fam.PatternCosts.track_peak_increase": "bytes",
+    "fam.PatternCosts.track_growth_per_iteration": "bytes/iteration",
+    "fam.PatternCosts.track_leak": "leak (1) or flat (0)",
+}
+LEAKY, FIXED = ("'leaky'", "'CPU'"), ("'fixed'", "'CPU'")
+
+
+def data(leak=(1, 1, 1), times=(0.010, 0.010, 0.010), reasons=None) -> Data:
+    """Two CPU points over three releases; `leaky`'s leak flag and time per release."""
+    m = MachineResults("box", list(TAGS))
+    for i, tag in enumerate(TAGS):
+        for combo, flag, t in ((LEAKY, leak[i], times[i]), (FIXED, 0, 0.005)):
+            m.values[("fam.Pattern.time_step", combo, tag)] = (t, None, None)
+            m.values[("fam.PatternCosts.track_peak_increase", combo, tag)] = (8 << 20, None, None)
+            m.values[("fam.PatternCosts.track_growth_per_iteration", combo, tag)] = (
+                (64 << 10) if flag else 0.0,
+                None,
+                None,
+            )
+            m.values[("fam.PatternCosts.track_leak", combo, tag)] = (
+                math.nan if flag is None else flag,
+                None,
+                None,
+            )
+    m.reasons.update(reasons or {})
+    benchmarks = {
+        k: {"params": PARAMS, "param_names": NAMES, "unit": u, "version": "1"}
+        for k, u in BENCH.items()
+    }
+    return Data(benchmarks, {"box": m}, [])
+
+
+LEAK_CLAIM = claims.Claim("art", "leaky leaks", "fam.Pattern", "leak", {"variant": "'leaky'"})
+FLAT_CLAIM = claims.Claim("art", "leaky is flat", "fam.Pattern", "flat", {"variant": "'leaky'"})
+SLOWER = claims.Claim(
+    "art", "leaky is slower", "fam.Pattern", "time", {"variant": "'leaky'"}, {"variant": "'fixed'"}
+)
+FAMILY = Family("fam.Pattern", NAMES, PARAMS)
+
+
+def holds(claim, d):
+    return [o.holds for o in claims.judge(claim, FAMILY, d.machines["box"]).outcomes]
+
+
+def test_leak_and_flat_claims_have_opposite_polarity():
+    d = data(leak=(1, 0, 1))
+    assert holds(LEAK_CLAIM, d) == [True, False, True]
+    assert holds(FLAT_CLAIM, d) == [False, True, False]
+
+
+def test_a_comparison_holds_where_a_is_above_b_with_its_ratio():
+    d = data(times=(0.010, 0.004, 0.005))
+    verdict = claims.judge(SLOWER, FAMILY, d.machines["box"])
+    assert [o.holds for o in verdict.outcomes] == [True, False, False]
+    assert verdict.outcomes[0].ratio == pytest.approx(2.0)
+
+
+def test_a_release_without_a_value_says_why():
+    d = data(
+        leak=(1, None, None),
+        reasons={("PatternCosts", "leaky|CPU", "v1.1.0"): "error: InaccessibleTensorError: boom"},
+    )
+    verdict = claims.judge(LEAK_CLAIM, FAMILY, d.machines["box"])
+    assert [o.holds for o in verdict.outcomes] == [True, None, None]
+    assert verdict.reasons == ["error: InaccessibleTensorError: boom"]
+    word, parts = report.verdict_parts(verdict)
+    assert word == "no data"
+    assert "no value on v1.1.0, v1.2.0" in parts
+    assert "why: error: InaccessibleTensorError: boom" in parts
+
+
+def test_gate_lists_what_got_worse_by_the_factor_only():
+    d = data(times=(0.010, 0.010, 0.0115))  # x1.15: worse by asv compare's factor 1.1
+    rows = gate.rows(d, d.machines["box"])
+    assert [(r.benchmark, r.params) for r in rows] == [
+        ("fam.Pattern.time_step", {"variant": "'leaky'", "device": "'CPU'"})
+    ]
+    assert rows[0].ratio == pytest.approx(1.15)
+    within = data(times=(0.010, 0.010, 0.0105))
+    assert gate.rows(within, within.machines["box"]) == []
+
+
+def test_gate_lists_a_new_failure():
+    d = data()
+    d.machines["box"].values[("fam.Pattern.time_step", FIXED, "v1.2.0")] = (None, None, None)
+    rows = gate.rows(d, d.machines["box"])
+    assert [r.ratio_text for r in rows] == ["failed"]
+
+
+def test_both_renderers_show_the_same_report():
+    d = data(leak=(1, 1, 0), times=(0.010, 0.010, 0.0115))
+    built = report.build(d)
+    md, page = markdown.render(built), html.render(built)
+    machine = built.machines[0]
+    assert [r.label for r in machine.families[0].rows] == [
+        "variant=leaky, device=CPU",
+        "variant=fixed, device=CPU",
+    ]
+    for text in (md, page.replace("&#x27;", "'")):
+        assert "Machine box" in text
+        assert "10 ms · 8 MiB · 64 KiB/it · LEAK" in text
+        assert "11.5 ms (x1.15) · 8 MiB (x1.00) · 0 B/it (x0.00) · flat" in text
+        assert "fam.Pattern.time_step('leaky', 'CPU')" in text
+    assert '<td class="leak">' in page and '<td class="flat">' in page
+
+
+def test_cells_and_figures_come_from_data_not_text():
+    cell = report.Cell("v1", (report.Figure(None, "seconds", None),) * 3, None)
+    assert cell.empty and cell.text() == "no value"
+    assert report.Figure(2048, "bytes/iteration", 2.0).text() == "2 KiB/it (x2.00)"

@@ -1,0 +1,61 @@
+"""The growth fit and the leak verdict on synthetic series: no process, no TensorFlow."""
+
+import numpy as np
+import pytest
+
+from tfbench.measure.verdict import LEAK_MIN_BYTES, MIN_READINGS, leak_verdict, theil_sen_slope
+
+MiB = 1 << 20
+RNG = np.random.default_rng(0)
+
+
+def verdict(series):
+    return leak_verdict(series, theil_sen_slope(series))
+
+
+def test_theil_sen_reads_a_ramp_exactly_and_ignores_outliers():
+    ramp = 100e6 + 4096.0 * np.arange(200)
+    assert theil_sen_slope(ramp) == pytest.approx(4096)
+    spiky = ramp.copy()
+    spiky[::10] += 50 * MiB  # one reading in ten far off
+    assert theil_sen_slope(spiky) == pytest.approx(4096, rel=0.01)
+
+
+def test_theil_sen_of_too_few_readings_is_zero():
+    assert theil_sen_slope([]) == 0.0 and theil_sen_slope([5.0]) == 0.0
+
+
+def test_a_steady_ramp_is_a_leak():
+    assert verdict(100e6 + 64 * 1024.0 * np.arange(100))  # 64 KiB/it, 6.2 MiB in all
+
+
+def test_a_ramp_below_the_minimum_is_not():
+    total = 0.5 * LEAK_MIN_BYTES
+    assert not verdict(100e6 + np.linspace(0, total, 100))
+
+
+def test_a_one_off_step_is_not_a_leak():
+    """A pool that fills once: flat, a 20 MiB step, flat again. The fit sees growth; only
+    the 'sustained' clause (every third above the last) tells it from a leak."""
+    series = np.r_[np.full(50, 100e6), np.full(50, 120e6)]
+    slope = theil_sen_slope(series)
+    assert slope * (len(series) - 1) >= LEAK_MIN_BYTES  # the fit alone would call it a leak
+    assert not leak_verdict(series, slope)
+
+
+def test_noise_is_not_a_leak_20_of_20():
+    for _ in range(20):
+        assert not verdict(100e6 + RNG.normal(0, 1.5 * MiB, 200))
+
+
+def test_a_leak_must_stand_out_of_the_noise():
+    noisy = 100e6 + 8 * 1024.0 * np.arange(200) + RNG.normal(0, 5 * MiB, 200)
+    assert not verdict(noisy)  # 1.6 MiB of growth inside +-5 MiB of scatter
+    clear = 100e6 + 8 * 1024.0 * np.arange(200) + RNG.normal(0, 50 * 1024, 200)
+    assert verdict(clear)
+
+
+def test_too_few_readings_are_never_a_leak():
+    short = 100e6 + 10 * MiB * np.arange(MIN_READINGS - 1)
+    assert not verdict(short)
+    assert verdict(100e6 + 10 * MiB * np.arange(MIN_READINGS))
