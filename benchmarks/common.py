@@ -35,7 +35,7 @@ def _end_with_asv() -> None:
     """asv's forkserver, and every benchmark process, exits when the asv run that started it
     dies: a killed `asv run` would otherwise leave the forkserver (TensorFlow imported,
     ~0.5 GiB, its own process group) and its asv-forkserver-* directory behind."""
-    if "ASV_ENV_NAME" not in os.environ:
+    if "asv_runner" not in sys.modules:
         return  # not started by asv
     server = os.getpid() if sys.argv[1:2] == ["run_server"] else None
 

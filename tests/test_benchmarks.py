@@ -1,8 +1,11 @@
 """The asv suite itself runs under asv without failures."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from conftest import scratch_asv_conf
@@ -30,3 +33,74 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     assert run.returncode == 0, output[-5000:]
     assert "failed" not in output.lower(), output[-5000:]
     assert "n/a" in output  # GPU and NumPy-with-tape points are skips, not failures
+
+
+def _forkservers(socket_dir: Path) -> list[int]:
+    """Processes serving asv's forkserver socket under socket_dir."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"run_server" in cmdline and any(str(socket_dir).encode() in a for a in cmdline):
+            found.append(int(proc.name))
+    return found
+
+
+def _catches_sigterm(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(ln for ln in status.splitlines() if ln.startswith("SigCgt:")).split()[1], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def test_a_killed_asv_run_leaves_no_forkserver(tmp_path):
+    """SIGKILL to `asv run`'s process group: the forkserver (its own group, TensorFlow
+    imported) exits with it and removes its asv-forkserver-* directory."""
+    pytest.importorskip("tensorflow")
+    conf = scratch_asv_conf(tmp_path, tmp_path / "results")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(temp)}
+    asv = [sys.executable, "-m", "asv", "--config", str(conf)]
+    subprocess.run(
+        [*asv, "machine", "--yes", "--machine", "ci"], env=env, check=True, capture_output=True
+    )
+    run = subprocess.Popen(
+        [
+            *asv,
+            "run",
+            "--python=same",
+            "--quick",
+            "--dry-run",
+            "--machine",
+            "ci",
+            "--bench",
+            r"graphs\.Eager",
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        servers: list[int] = []
+        while time.monotonic() < deadline:  # until the suite is imported in the forkserver
+            servers = _forkservers(temp)
+            if servers and all(_catches_sigterm(p) for p in servers):
+                break
+            time.sleep(0.2)
+        assert servers, "no forkserver started"
+        assert list(temp.glob("asv-forkserver-*"))
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and (
+        _forkservers(temp) or list(temp.glob("asv-forkserver-*"))
+    ):
+        time.sleep(0.2)
+    assert _forkservers(temp) == []
+    assert list(temp.glob("asv-forkserver-*")) == []

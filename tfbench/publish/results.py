@@ -79,8 +79,9 @@ def unsafe_benchmark(name: str, bench: dict) -> str | None:
 
 
 def machine_name(machine_json: Path) -> str:
-    """The machine's name as asv reads it (machine.json, not the directory); ValueError if
-    unreadable or not a plain name."""
+    """The machine's name: machine.json's, which must be its directory's (as `asv machine`
+    writes it) and a plain name. ValueError otherwise: the directory is skipped by the
+    report and left out of the site alike."""
     try:
         name = json.loads(machine_json.read_text()).get("machine")
     except (OSError, ValueError, AttributeError) as e:
@@ -89,6 +90,11 @@ def machine_name(machine_json: Path) -> str:
         raise ValueError(
             f"{machine_json}: machine name {name!r} refused (letters, digits, "
             "'_', '.', '-'): its results are skipped"
+        )
+    if name != machine_json.parent.name:
+        raise ValueError(
+            f"{machine_json}: names machine {name!r}, not its directory "
+            f"{machine_json.parent.name!r}: its results are skipped"
         )
     return name
 

@@ -84,7 +84,13 @@ def _readable_copy(conf: Config, data: results.Data, target: Path) -> None:
     each machine's readable files."""
     source = Path(conf.results_dir)
     target.mkdir(parents=True)
-    index = json.loads((source / "benchmarks.json").read_text())
+    try:
+        index = json.loads((source / "benchmarks.json").read_text())
+    except (OSError, ValueError) as e:
+        raise PublishError(
+            f"{source / 'benchmarks.json'} is unreadable ({e}): nothing to "
+            "publish (`asv run` writes it again)"
+        ) from e
     kept = {k: v for k, v in index.items() if k == "version" or k in data.benchmarks}
     (target / "benchmarks.json").write_text(json.dumps(kept))
     files, _ = results.readable_files(source)
@@ -106,24 +112,28 @@ def publish(conf_path: str, report_only: bool = False) -> tuple[Path, results.Da
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".tfbench-publish-", dir=html_dir.parent))
     try:
-        _readable_copy(conf, data, scratch / "results")
-        built = scratch / "html"
-        config = derived_config(
-            conf_path, scratch, results_dir=scratch / "results", html_dir=built
-        )
-        run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config)])
-        if run.returncode:
-            raise PublishError(
-                f"asv publish failed (exit {run.returncode}); {html_dir} is left as it was"
-            )
-        try:
-            assets.vendor(built)
-        except assets.AssetError as e:
-            raise PublishError(f"{e}; {html_dir} is left as it was") from e
-        write_report(data, built)
+        built = _build(conf_path, conf, data, scratch)
         if html_dir.exists():
             html_dir.rename(scratch / "previous")
         built.rename(html_dir)
+    except PublishError as e:
+        raise PublishError(f"{e}; {html_dir} is left as it was") from e
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return html_dir, data
+
+
+def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> Path:
+    """The whole site in scratch/html: asv's pages, the vendored assets, the report."""
+    _readable_copy(conf, data, scratch / "results")
+    built = scratch / "html"
+    config = derived_config(conf_path, scratch, results_dir=scratch / "results", html_dir=built)
+    run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config)])
+    if run.returncode:
+        raise PublishError(f"asv publish failed (exit {run.returncode})")
+    try:
+        assets.vendor(built)
+    except assets.AssetError as e:
+        raise PublishError(str(e)) from e
+    write_report(data, built)
+    return built

@@ -1,0 +1,157 @@
+"""Results from elsewhere are untrusted: a bad file never costs the site, names never inject
+HTML, Markdown or shell, and asv and the report skip the same files."""
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import scratch_asv_conf
+
+from tfbench.history.releases import ROOT
+from tfbench.history.repo import history_tags
+from tfbench.publish import gate
+
+pytestmark = pytest.mark.slow  # asv publish
+MACHINE = "linux-2cpu-24gb"
+INJECTED = "graphs.<img src=x onerror=alert(3)>.time_step"
+SHELL = "m$(touch${IFS}PWNED)"
+
+
+def newest_results(target: Path) -> Path:
+    """The committed benchmarks.json and the two newest releases' results of MACHINE."""
+    source = ROOT / "results"
+    (target / MACHINE).mkdir(parents=True)
+    shutil.copy2(source / "benchmarks.json", target)
+    shutil.copy2(source / MACHINE / "machine.json", target / MACHINE)
+    for tag in ("v2.20.0", "v2.21.0"):
+        for path in (source / MACHINE).glob(f"{history_tags()[tag][:8]}-*.json"):
+            shutil.copy2(path, target / MACHINE)
+    return target
+
+
+def publish(tmp: Path) -> subprocess.CompletedProcess:
+    conf = scratch_asv_conf(tmp, tmp / "results")
+    return subprocess.run(
+        [sys.executable, "-m", "tfbench", "publish", "--config", str(conf)],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.fixture
+def site(tmp_path, npm_cache):
+    """A published site of the newest two releases."""
+    newest_results(tmp_path / "results")
+    run = publish(tmp_path)
+    assert run.returncode == 0, run.stderr
+    return tmp_path
+
+
+def test_bad_bytes_and_null_results_files_are_skipped_and_the_site_kept(site):
+    before = sorted(p.relative_to(site / "html") for p in (site / "html").rglob("*"))
+    (site / "results" / MACHINE / "badbytes-virtualenv-py3.11.json").write_bytes(b"\xff")
+    (site / "results" / MACHINE / "null-virtualenv-py3.11.json").write_text("null")
+    run = publish(site)
+    assert run.returncode == 0, run.stderr
+    assert "badbytes-virtualenv" in run.stderr and "null-virtualenv" in run.stderr
+    after = sorted(p.relative_to(site / "html") for p in (site / "html").rglob("*"))
+    assert after == before
+    md = (site / "html" / "report.md").read_text()
+    assert "badbytes-virtualenv" in md and "**TRUE** on v2.21.0" in md
+
+
+def test_a_failed_publish_leaves_the_previous_site(site):
+    before = sorted((site / "html").rglob("*"))
+    (site / "results" / "benchmarks.json").write_text("{not json")  # asv publish fails
+    run = publish(site)
+    assert run.returncode == 1 and "left as it was" in run.stderr
+    assert sorted((site / "html").rglob("*")) == before
+
+
+def test_injected_names_are_refused_or_escaped(tmp_path, npm_cache):
+    results = newest_results(tmp_path / "results")
+    index = json.loads((results / "benchmarks.json").read_text())
+    index[INJECTED] = dict(index["graphs.Eager.time_step"], name=INJECTED)
+    hostile_param = dict(index["graphs.Eager.peakmem_step"])
+    hostile_param["params"] = [["'<b>bold</b>'"], ["'CPU'"]]
+    index["graphs.Hostile.time_step"] = dict(hostile_param, name="graphs.Hostile.time_step")
+    (results / "benchmarks.json").write_text(json.dumps(index))
+    shell = results / SHELL
+    shutil.copytree(results / MACHINE, shell)
+    (shell / "machine.json").write_text(json.dumps({"machine": SHELL, "version": 1}))
+    run = publish(tmp_path)
+    assert run.returncode == 0, run.stderr
+    html = tmp_path / "html"
+    for page in ("report.html", "report.md", "index.html", "index.json"):
+        text = (html / page).read_text()
+        assert "<img src=x" not in text and "<b>bold" not in text, page
+    md = (html / "report.md").read_text()
+    assert "dotted identifiers" in md and "refused" in md  # named, not shown
+    assert SHELL not in (html / "index.json").read_text()
+    assert not any("onerror" in str(p) or "Hostile" in str(p) for p in html.rglob("*"))
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_report_md_escapes_what_it_shows(tmp_path, npm_cache):
+    """A reason kept beside the results is text, not Markdown or HTML."""
+    results = newest_results(tmp_path / "results")
+    commit = history_tags()["v2.21.0"][:8]
+    (results / "probes").mkdir()
+    (results / "probes" / f"{commit}-virtualenv-py3.11-cpu.json").write_text(
+        json.dumps(
+            {
+                "AccumulationCosts": {
+                    "list_in_tf_range|1000|CPU": {
+                        "status": "error",
+                        "error": "<script>alert(1)</script> | *x* `y`",
+                    }
+                }
+            }
+        )
+    )
+    run = publish(tmp_path)
+    assert run.returncode == 0, run.stderr
+    md = (tmp_path / "html" / "report.md").read_text()
+    assert r"why: error: &lt;script&gt;alert(1)&lt;/script&gt; \| \*x\* \`y\`" in md
+    assert "<script>" not in (tmp_path / "html" / "report.html").read_text()
+
+
+def test_a_machine_json_naming_another_machine_is_skipped_by_both(tmp_path, npm_cache):
+    results = newest_results(tmp_path / "results")
+    other = results / "renamed"
+    shutil.copytree(results / MACHINE, other)  # machine.json still says MACHINE
+    run = publish(tmp_path)
+    assert run.returncode == 0, run.stderr
+    md = (tmp_path / "html" / "report.md").read_text()
+    assert md.count(f"## Machine {MACHINE}") == 1 and "## Machine renamed" not in md
+    assert "renamed/machine.json: names machine" in md  # named as skipped
+    index = json.loads((tmp_path / "html" / "index.json").read_text())
+    assert index["params"]["machine"] == [MACHINE]
+
+
+def test_bisect_commands_run_as_printed_without_the_shell_reading_names(tmp_path):
+    row = gate.GateRow(
+        "graphs.Eager.time_step('loop', 'CPU')",
+        "graphs.Eager.time_step",
+        {"variant": "'loop'", "device": "'CPU'"},
+        1.0,
+        2.0,
+        "seconds",
+        "",
+    )
+    command = gate.bisect_command(row, SHELL, ("v2.20.0", "v2.21.0"))
+    echoed = subprocess.run(
+        ["bash", "-c", "printf '%s\\n' " + command.removeprefix("asv ")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert echoed.splitlines() == shlex.split(command)[1:]
+    assert echoed.splitlines()[2] == SHELL and not (tmp_path / "PWNED").exists()
