@@ -99,3 +99,11 @@ def test_bad_counts_are_refused_before_anything_runs():
 def test_file_targets_that_are_not_one_say_how(target, message):
     run = run_cli("measure", target)
     assert run.returncode == 2 and message in run.stderr, run.stderr
+
+
+def test_too_few_measured_iterations_give_no_verdict(synthetic):
+    """A big leak stopped after 3 measured iterations is not 'flat'."""
+    r = measure_json(synthetic("leak_16mib"), "--iterations", "3", "--warmup", "1")
+    assert r["status"] == "ok" and r["leak"] is None
+    text = run_cli("measure", synthetic("leak_16mib"), "--iterations", "3", "--warmup", "1").stdout
+    assert "no verdict: 3 measured iterations, a verdict needs at least 9" in text

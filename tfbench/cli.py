@@ -10,6 +10,7 @@ from typing import Any
 
 from tfbench.measure.record import Record, measured, stopped_in_warmup
 from tfbench.measure.steps import MAX_ITERATIONS
+from tfbench.measure.verdict import MIN_READINGS
 from tfbench.units import MiB, format_bytes
 
 EXIT_BAD_INPUT = 2
@@ -115,7 +116,11 @@ def format_result(r: Record) -> str:
         seconds = "n/a"
     else:
         ran = f"{r['iterations']} after {r['warmup']} warm-up"
-        verdict = "LEAK" if r["leak"] else "flat"
+        verdict = {True: "LEAK", False: "flat"}.get(
+            r["leak"],
+            f"no verdict: {r['iterations']} measured iterations, a verdict needs "
+            f"at least {MIN_READINGS}",
+        )
         seconds = f"{r['seconds_per_iteration'] * 1e3:.3f} ms"
     lines += [
         f"  iterations             {ran}",

@@ -32,7 +32,7 @@ class Reading:
     peak_increase_bytes: int
     # fitted over the measured iterations; over the warm-up when stopped before them
     growth_bytes_per_iteration: float
-    leak: bool | None  # None: no measured iteration, no verdict
+    leak: bool | None  # None: too few measured iterations for a verdict (verdict.MIN_READINGS)
     method: str
     baseline_rss_bytes: int
     status: str  # "ok" or "over_budget"
@@ -90,7 +90,7 @@ def measure(
         seconds_per_iteration=float(sum(durations[:done]) / done) if done else None,
         peak_increase_bytes=max(0, peak - baseline),
         growth_bytes_per_iteration=slope,
-        leak=leak_verdict(measured, slope) if done else None,
+        leak=leak_verdict(measured, slope),
         method=meter.method,
         baseline_rss_bytes=baseline,
         status=status,

@@ -32,11 +32,12 @@ def theil_sen_slope(y: np.ndarray) -> float:
     return float(np.median((ys[j] - ys[i]) / (x[j] - x[i])))
 
 
-def leak_verdict(readings: np.ndarray, slope: float) -> bool:
-    """Whether readings that grow by `slope` per iteration are a leak (see the constants)."""
+def leak_verdict(readings: np.ndarray, slope: float) -> bool | None:
+    """Whether readings that grow by `slope` per iteration are a leak (see the constants);
+    None, no verdict, from fewer than MIN_READINGS readings."""
     readings = np.asarray(readings, dtype=np.float64)
     if len(readings) < MIN_READINGS:
-        return False
+        return None
     fitted = slope * (len(readings) - 1)
     residuals = readings - slope * np.arange(len(readings))
     scatter = 1.4826 * np.median(np.abs(residuals - np.median(residuals)))
