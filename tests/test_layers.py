@@ -1,7 +1,8 @@
 """The package's layers import one way only, read from the source (no import is run).
 
-units  <-  measure  <-  scenarios  <-  targets  <-  cli
-units  <-  history  <-  publish (which also reads the scenario catalog)  <-  cli
+units  <-  measure  <-  scenarios  <-  targets  <-  sweep  <-  cli
+units  <-  history  <-  sweep (release environments);  history  <-  publish (which also
+reads the scenario catalog)  <-  cli
 """
 
 import ast
@@ -18,8 +19,9 @@ ALLOWED = {
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
     "history": {"units", "history"},
+    "sweep": {"units", "measure", "scenarios", "targets", "history", "sweep"},
     "publish": {"units", "history", "scenarios", "publish"},
-    "cli": {"units", "measure", "scenarios", "targets", "history", "publish", "cli"},
+    "cli": {"units", "measure", "scenarios", "targets", "history", "sweep", "publish", "cli"},
     "__main__": {"cli"},
 }
 PACKAGE = ROOT / "tfbench"

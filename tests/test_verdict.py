@@ -59,3 +59,17 @@ def test_too_few_readings_give_no_verdict():
     short = 100e6 + 10 * MiB * np.arange(MIN_READINGS - 1)
     assert verdict(short) is None  # neither leak nor flat
     assert verdict(100e6 + 10 * MiB * np.arange(MIN_READINGS))
+
+
+def test_the_slope_interval_holds_the_true_slope_and_narrows_with_readings():
+    from tfbench.measure.verdict import theil_sen_interval
+
+    hits = 0
+    for _ in range(100):
+        series = 100e6 + 4096.0 * np.arange(100) + RNG.normal(0, 64 * 1024, 100)
+        low, high = theil_sen_interval(series)
+        hits += low <= 4096 <= high
+    assert hits >= 90  # a 95% interval: about 95 of 100
+    long = 100e6 + 4096.0 * np.arange(400) + RNG.normal(0, 64 * 1024, 400)
+    short_width = np.subtract(*theil_sen_interval(series)[::-1])
+    assert np.subtract(*theil_sen_interval(long)[::-1]) < short_width

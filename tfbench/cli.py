@@ -68,23 +68,63 @@ def _target(text: str, params: dict[str, str]) -> dict[str, Any]:
     return {"scenario": text, "params": params}
 
 
-def _measure(args: argparse.Namespace) -> int:
-    from tfbench.targets import measure_isolated
-
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The measuring options shared by measure and bisect, checked."""
     for name in ("iterations", "warmup", "budget_mib", "timeout"):
         value, least = getattr(args, name), 0 if name == "warmup" else 1
         if value is not None and value < least:
             raise BadInput(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
     if (args.iterations or 0) + (args.warmup or 0) > MAX_ITERATIONS:
         raise BadInput(f"--iterations + --warmup must be at most {MAX_ITERATIONS}")
+    return {
+        "iterations": args.iterations,
+        "warmup": args.warmup,
+        "budget_bytes": args.budget_mib * MiB if args.budget_mib else None,
+        "timeout_s": args.timeout or 600,
+    }
+
+
+def _versions(text: str) -> list[str]:
+    """--releases: all, or a comma list of tracked versions (oldest first)."""
+    from tfbench.history.releases import tracked_versions
+
+    tracked = tracked_versions()
+    if text == "all":
+        return tracked
+    wanted = [v.strip().removeprefix("v") for v in text.split(",") if v.strip()]
+    unknown = [v for v in wanted if v not in tracked]
+    if unknown or not wanted:
+        raise BadInput(
+            f"untracked release {', '.join(unknown) or repr(text)}; "
+            f"choose from all, {', '.join(tracked)}"
+        )
+    return sorted(set(wanted), key=tracked.index)
+
+
+def _runner(args: argparse.Namespace, target: dict[str, Any]):
+    from tfbench.sweep import Runner
+
+    if args.flavour not in ("cpu", "gpu"):
+        raise BadInput(f"--flavour {args.flavour!r}: choose from cpu, gpu")
+    say = lambda text: print(f"tfbench: {text}", file=sys.stderr, flush=True)  # noqa: E731
+    return Runner(target, _options(args), args.flavour, args.env_dir, say)
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from tfbench.targets import measure_isolated
+
     target = _target(args.target, _parse_params(args.param))
-    result = measure_isolated(
-        target,
-        iterations=args.iterations,
-        warmup=args.warmup,
-        budget_bytes=args.budget_mib * MiB if args.budget_mib else None,
-        timeout_s=args.timeout or 600,
-    )
+    if args.releases:
+        from tfbench.sweep import measure_releases
+
+        runner = _runner(args, target)
+        records = measure_releases(runner, _versions(args.releases))
+        bad = next((r for r in records if r["status"] == "bad_input"), None)
+        if bad:
+            raise BadInput(bad["error"])
+        print(json.dumps(records, indent=2) if args.json else format_releases(records))
+        return 0 if all(r["status"] == "ok" for r in records) else 1
+    result = measure_isolated(target, **_options(args))
     if result["status"] == "bad_input":  # found by the child, e.g. a missing function
         raise BadInput(result["error"])
     if args.json:
@@ -92,6 +132,68 @@ def _measure(args: argparse.Namespace) -> int:
     else:
         print(format_result(result))
     return 0 if result["status"] == "ok" else 1
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    from tfbench.history.releases import tracked_versions
+    from tfbench.sweep import METRICS, bisect
+
+    if args.metric not in METRICS:
+        raise BadInput(f"unknown metric {args.metric!r}; choose from {', '.join(METRICS)}")
+    tracked = tracked_versions()
+    ends = [v.removeprefix("v") for v in args.range] or [tracked[0], tracked[-1]]
+    if len(ends) != 2:
+        raise BadInput("give the range as OLD NEW (two tracked releases), or nothing for all")
+    unknown = [v for v in ends if v not in tracked]
+    if unknown:
+        raise BadInput(f"untracked release {', '.join(unknown)}; choose from {', '.join(tracked)}")
+    old, new = (tracked.index(v) for v in ends)
+    if old >= new:
+        raise BadInput(
+            f"the range {ends[0]} {ends[1]} is empty: OLD must be older than NEW "
+            f"(tracked, oldest first: {', '.join(tracked)})"
+        )
+    target = _target(args.target, _parse_params(args.param))
+    found = bisect(_runner(args, target), tracked[old : new + 1], args.metric)
+    bad = next((r for r in found.readings if r["status"] == "bad_input"), None)
+    if bad:
+        raise BadInput(bad["error"])
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "metric": found.metric,
+                    "last_before": found.last_before,
+                    "first_after": found.first_after,
+                    "readings": found.readings,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(format_bisection(found))
+    return 0 if found.first_after else 1
+
+
+def _envs(args: argparse.Namespace) -> int:
+    from tfbench.history import envs
+
+    root = args.env_dir or envs.default_root()
+    if args.action == "list":
+        listed = envs.listing(root)
+        print(f"{root}: {len(listed)} environment(s)")
+        for e in listed:
+            state = "" if e.ready else "  (unfinished)"
+            print(f"  {e.name:<16} {format_bytes(e.bytes_own):>10} of its own{state}")
+        return 0
+    if not args.names and not args.all:
+        raise BadInput("name the environments to remove (see `tfbench envs list`), or --all")
+    try:
+        gone = envs.remove(root, args.names)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    print(f"removed {', '.join(gone) or 'nothing'}")
+    return 0
 
 
 def _bytes(n: float | None) -> str:
@@ -131,6 +233,44 @@ def format_result(r: Record) -> str:
         f"  allocator peak         {_bytes(r.get('allocator_peak_bytes'))}",
     ]
     return "\n".join(lines)
+
+
+def _row(r: Record) -> str:
+    if not measured(r):
+        return f"{r['release']:<8} {r['status']}: {r.get('error') or ''}".rstrip()
+    low, high = r["growth_interval"]
+    verdict = {True: "LEAK", False: "flat"}.get(r["leak"], "no verdict")
+    return (
+        f"{r['release']:<8} {r['seconds_per_iteration'] * 1e3:>9.3f} ms  "
+        f"{_bytes(r['peak_increase_bytes']):>11}  {_bytes(r['growth_bytes_per_iteration']):>11}"
+        f" [{_bytes(low)}, {_bytes(high)}]  {verdict}  {r['status']}"
+    )
+
+
+def format_releases(records: list[Record]) -> str:
+    """One row per release: time per iteration, peak increase, growth per iteration with
+    its 95% interval, leak verdict, status."""
+    head = records[0]
+    params = " ".join(f"{k}={v}" for k, v in head.get("params", {}).items())
+    lines = [
+        f"{head['scenario']}  {params}".rstrip(),
+        "release   time/iter   peak incr.   growth/iter [95% interval]  leak  status",
+    ]
+    return "\n".join(lines + [_row(r) for r in records])
+
+
+def format_bisection(found) -> str:
+    """The releases on each side of the change, and every reading the bisection took."""
+    if found.first_after:
+        head = (
+            f"{found.metric} changes between {found.last_before} and {found.first_after}: "
+            f"{found.first_after} is the first release that differs from the oldest"
+        )
+    else:
+        head = f"{found.metric}: no change between the ends of the range"
+    order = {r["release"]: r for r in found.readings}
+    rows = [_row(order[v]) for v in sorted(order, key=lambda v: tuple(map(int, v.split("."))))]
+    return "\n".join([head, "readings (release order):", *rows])
 
 
 def _releases(args: argparse.Namespace) -> int:
@@ -194,7 +334,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument("--timeout", type=int, help="seconds before the run is killed (default 600)")
     m.add_argument("--json", action="store_true", help="print the result as JSON")
+    m.add_argument(
+        "--releases",
+        help="all, or a comma list (2.12.1,2.21.0): measure on each "
+        "tracked release, in its own environment (made from its lock, cached)",
+    )
     m.set_defaults(run=_measure)
+    b = sub.add_parser(
+        "bisect",
+        parents=[],
+        help="find the first release where a step's "
+        "behaviour changes (leak, growth, peak or time)",
+    )
+    b.add_argument("target", help="scenario id or path/to/file.py::function")
+    b.add_argument("range", nargs="*", metavar="OLD NEW", help="tracked releases (default: all)")
+    b.add_argument("--metric", default="leak", help="leak (default), growth, peak or time")
+    b.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    b.add_argument("--iterations", type=int, help="measured iterations after warm-up")
+    b.add_argument("--warmup", type=int, help="iterations before the growth fit starts")
+    b.add_argument("--budget-mib", type=int, help="memory budget, as for measure")
+    b.add_argument("--timeout", type=int, help="seconds before a run is killed (default 600)")
+    b.add_argument("--json", action="store_true", help="print the result as JSON")
+    b.set_defaults(run=_bisect)
+    for command in (m, b):
+        command.add_argument("--flavour", default="cpu", help="the lock: cpu (default) or gpu")
+        command.add_argument(
+            "--env-dir",
+            type=Path,
+            help="where release environments live "
+            "(default: $TFBENCH_ENV_DIR or ~/.cache/tfbench/envs)",
+        )
+    e = sub.add_parser("envs", help="the cached release environments: list, remove")
+    e.add_argument("action", choices=("list", "remove"))
+    e.add_argument("names", nargs="*", help="environments to remove, e.g. 2.12.1-cpu")
+    e.add_argument("--all", action="store_true", help="remove every environment")
+    e.add_argument(
+        "--env-dir", type=Path, help="default: $TFBENCH_ENV_DIR or ~/.cache/tfbench/envs"
+    )
+    e.set_defaults(run=_envs)
     r = sub.add_parser("releases", help="lock tracked TensorFlow releases and build asv's history")
     r.add_argument(
         "action",

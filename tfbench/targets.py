@@ -25,7 +25,6 @@ from tfbench.measure import devices, record, supervisor
 from tfbench.measure.child import measure_step
 from tfbench.measure.record import Record
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_ITERATIONS = 100  # a user's function; scenarios carry their own
 
 
@@ -135,8 +134,13 @@ def measure_isolated(
     warmup: int | None = None,
     budget_bytes: int | None = None,
     timeout_s: float = 600.0,
+    python: str | None = None,
+    quiet: bool = False,
 ) -> Record:
-    """Measure a target in a child of a fresh Python process (safe from any caller).
+    """Measure a target in a child of a fresh Python process (safe from any caller): this
+    interpreter's, or `python`'s (a release environment's, tfbench.history.envs). What the
+    process prints goes to stderr, or with `quiet` nowhere unless it dies without a record
+    (then its last lines join the error).
 
     Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
     """
@@ -150,20 +154,35 @@ def measure_isolated(
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec))
+        # The child imports tfbench from its source and nothing else from here: another
+        # environment's packages (its TensorFlow) must not be shadowed by this one's.
+        source = Path(tmp) / "code"
+        source.mkdir()
+        (source / "tfbench").symlink_to(Path(__file__).resolve().parent)
         env = dict(
             os.environ,
             TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
-            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            PYTHONPATH=str(source),
         )
-        code = subprocess.call(
-            [sys.executable, "-m", "tfbench.targets", str(spec_path), str(out_path)],
-            stdout=sys.stderr,
-            env=env,
-        )
+        log = Path(tmp) / "log"
+        with open(log, "w") as printed:
+            exit_code = subprocess.call(
+                [python or sys.executable, "-m", "tfbench.targets", str(spec_path), str(out_path)],
+                stdout=printed if quiet else sys.stderr,
+                stderr=subprocess.STDOUT if quiet else None,
+                env=env,
+            )
         if out_path.exists():
             return json.loads(out_path.read_text())[0]
+        last = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-20:])
     result = describe(target)
-    result.update(status="error", error=f"the measuring process exited with code {code}")
+    result.update(
+        status="error",
+        error=f"the measuring process exited with code {exit_code}"
+        + (f"; its last lines:\n{last}" if last else ""),
+    )
+    if python:
+        result["tf_version"] = None  # another environment's: not known here
     return result
 
 

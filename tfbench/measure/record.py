@@ -21,6 +21,7 @@ class Record(TypedDict, total=False):
     seconds_per_iteration: float | None
     peak_increase_bytes: int | None
     growth_bytes_per_iteration: float | None  # the warm-up's when stopped in warm-up
+    growth_interval: list[float]  # its 95% confidence interval, low and high
     leak: bool | None  # None: no verdict (too few measured iterations)
     method: str | None  # how the peak was read: vmhwm, psutil-sampling (+unprimed)
     allocator_peak_bytes: int | None  # GPU only

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tfbench.measure.meter import PeakMeter, rss_bytes
-from tfbench.measure.verdict import leak_verdict, theil_sen_slope
+from tfbench.measure.verdict import leak_verdict, theil_sen_interval, theil_sen_slope
 
 # The readings are preallocated (8 bytes each, twice): past this, the tool's own arrays
 # would be a measurable part of the memory it reads.
@@ -32,6 +32,7 @@ class Reading:
     peak_increase_bytes: int
     # fitted over the measured iterations; over the warm-up when stopped before them
     growth_bytes_per_iteration: float
+    growth_interval: tuple[float, float]  # its 95% confidence interval (Sen's)
     leak: bool | None  # None: too few measured iterations for a verdict (verdict.MIN_READINGS)
     method: str
     baseline_rss_bytes: int
@@ -90,6 +91,7 @@ def measure(
         seconds_per_iteration=float(sum(durations[:done]) / done) if done else None,
         peak_increase_bytes=max(0, peak - baseline),
         growth_bytes_per_iteration=slope,
+        growth_interval=theil_sen_interval(measured if done else warmed),
         leak=leak_verdict(measured, slope),
         method=meter.method,
         baseline_rss_bytes=baseline,

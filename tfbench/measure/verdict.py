@@ -5,6 +5,8 @@ Pure arithmetic on a series: the unit tests feed it synthetic ramps, steps and n
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tfbench.units import MiB
@@ -30,6 +32,22 @@ def theil_sen_slope(y: np.ndarray) -> float:
     ys = y[x.round().astype(int)]
     i, j = np.triu_indices(len(x), k=1)
     return float(np.median((ys[j] - ys[i]) / (x[j] - x[i])))
+
+
+def theil_sen_interval(y: np.ndarray, z: float = 1.96) -> tuple[float, float]:
+    """Sen's confidence interval of the slope (95% for z=1.96): the order statistics of the
+    pairwise slopes that Kendall's rank statistic puts at +-z standard deviations."""
+    y = np.asarray(y, dtype=np.float64)
+    if len(y) < 3:
+        return (-math.inf, math.inf)
+    x = np.linspace(0, len(y) - 1, min(len(y), FIT_POINTS))
+    ys = y[x.round().astype(int)]
+    n = len(x)
+    i, j = np.triu_indices(n, k=1)
+    slopes = np.sort((ys[j] - ys[i]) / (x[j] - x[i]))
+    half = z * math.sqrt(n * (n - 1) * (2 * n + 5) / 18) / 2
+    low, high = int(math.floor(len(slopes) / 2 - half)), int(math.ceil(len(slopes) / 2 + half))
+    return (float(slopes[max(low, 0)]), float(slopes[min(high, len(slopes) - 1)]))
 
 
 def leak_verdict(readings: np.ndarray, slope: float) -> bool | None:

@@ -1,0 +1,168 @@
+"""A step across releases: the change rules and the bisection on hand-made readings (unit),
+then real release environments (slow: uv installs three tracked releases once, cached)."""
+
+import json
+
+import pytest
+from conftest import run_cli
+
+from tfbench import sweep
+from tfbench.units import KiB, MiB
+
+
+def reading(
+    release="x",
+    status="ok",
+    leak=False,
+    growth=0.0,
+    interval=(-1.0, 1.0),
+    peak=10 * MiB,
+    seconds=0.001,
+):
+    return {
+        "release": release,
+        "status": status,
+        "iterations": 100,
+        "leak": leak,
+        "growth_bytes_per_iteration": growth,
+        "growth_interval": list(interval),
+        "peak_increase_bytes": peak,
+        "seconds_per_iteration": seconds,
+    }
+
+
+def test_leak_changes_when_the_verdict_or_the_status_flips():
+    assert sweep.differ("leak", reading(leak=False), reading(leak=True))
+    assert not sweep.differ("leak", reading(leak=True), reading(leak=True))
+    failed = {"release": "y", "status": "error", "iterations": None, "leak": None}
+    assert sweep.differ("leak", reading(), failed)
+
+
+def test_growth_changes_only_past_the_floor_with_intervals_apart():
+    flat = reading(growth=0.0, interval=(-100, 100))
+    assert sweep.differ("growth", flat, reading(growth=64 * KiB, interval=(60 * KiB, 68 * KiB)))
+    assert not sweep.differ("growth", flat, reading(growth=2 * KiB, interval=(1 * KiB, 3 * KiB)))
+    wide = reading(growth=64 * KiB, interval=(-10 * KiB, 130 * KiB))  # overlaps 0
+    assert not sweep.differ("growth", flat, wide)
+    leak, bigger = (
+        reading(growth=g * KiB, interval=(g * KiB - 5e3, g * KiB + 5e3)) for g in (244, 300)
+    )  # apart, but by less than a quarter
+    assert not sweep.differ("growth", leak, bigger)
+
+
+def test_peak_and_time_changes_need_their_floors():
+    assert not sweep.differ("peak", reading(peak=10 * MiB), reading(peak=10.4 * MiB))
+    assert sweep.differ("peak", reading(peak=10 * MiB), reading(peak=12 * MiB))
+    assert not sweep.differ("time", reading(seconds=0.010), reading(seconds=0.012))
+    assert sweep.differ("time", reading(seconds=0.010), reading(seconds=0.013))
+
+
+def test_bisection_measures_log2_releases_and_names_the_first_that_differs():
+    versions = [f"2.{m}.0" for m in range(10, 20)]
+    visited = []
+
+    def run(version, label=""):
+        visited.append(version)
+        return reading(version, leak=versions.index(version) >= 6)
+
+    found = sweep.bisect(run, versions, "leak")
+    assert (found.last_before, found.first_after) == ("2.15.0", "2.16.0")
+    assert len(visited) <= 2 + 4 and len(set(visited)) == len(visited)
+    assert [r["release"] for r in found.readings] == visited
+    none = sweep.bisect(lambda v, label="": reading(v), versions, "leak")
+    assert none.first_after is None and len(none.readings) == 2
+
+
+def test_an_unknown_metric_is_refused():
+    with pytest.raises(ValueError, match="choose from leak, growth, peak, time"):
+        sweep.bisect(lambda v, label="": reading(v), ["a", "b"], "speed")
+
+
+# ---- real release environments ----------------------------------------------------------
+
+THREE = ["2.15.1", "2.16.2", "2.17.1"]
+
+
+def tfbench(*args, timeout=900):
+    return run_cli(*args, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_bisect_names_the_release_where_a_leak_stops(synthetic):
+    run = tfbench(
+        "bisect",
+        synthetic("leak_before_2_17"),
+        THREE[0],
+        THREE[-1],
+        "--iterations",
+        "30",
+        "--json",
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    found = json.loads(run.stdout)
+    assert (found["last_before"], found["first_after"]) == ("2.16.2", "2.17.1")
+    assert [r["release"] for r in found["readings"]] == ["2.15.1", "2.17.1", "2.16.2"]
+    assert [r["leak"] for r in found["readings"]] == [True, False, True]
+
+
+@pytest.mark.slow
+def test_a_step_failing_on_one_release_is_reported_and_the_rest_measured(synthetic):
+    run = tfbench(
+        "measure",
+        synthetic("fails_before_2_16"),
+        "--releases",
+        ",".join(THREE),
+        "--iterations",
+        "20",
+        "--json",
+    )
+    assert run.returncode == 1  # not every release ok
+    records = json.loads(run.stdout)
+    assert [r["release"] for r in records] == THREE
+    assert records[0]["status"] == "error" and "no such API before 2.16" in records[0]["error"]
+    assert [r["status"] for r in records[1:]] == ["ok", "ok"]
+    assert [r["tf_version"] for r in records[1:]] == THREE[1:]
+
+
+@pytest.mark.slow
+def test_cached_environments_are_reused(synthetic):
+    tfbench("measure", synthetic("flat"), "--releases", THREE[0], "--iterations", "5")
+    run = tfbench("measure", synthetic("flat"), "--releases", THREE[0], "--iterations", "5")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "creating its environment" not in run.stderr and "ok in" in run.stderr
+    listed = tfbench("envs", "list").stdout
+    assert f"{THREE[0]}-cpu" in listed
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["measure", "loop.numpy", "--releases", "2.99.0"],
+            "untracked release 2.99.0; choose from all",
+        ),
+        (["bisect", "loop.numpy", "2.21.0", "2.12.1"], "OLD must be older than NEW"),
+        (["bisect", "loop.numpy", "2.12.1"], "give the range as OLD NEW"),
+        (["bisect", "loop.numpy", "--metric", "speed"], "choose from leak, growth, peak, time"),
+        (["bisect", "nowhere.py::step"], "no such file: nowhere.py"),
+        (["envs", "remove", "9.9.9-cpu"], "no environment 9.9.9-cpu"),
+        (["envs", "remove"], "or --all"),
+    ],
+)
+def test_bad_input_names_the_choices_and_exits_2(args, message, tmp_path):
+    run = (
+        run_cli(*args, timeout=60)
+        if args[0] != "envs"
+        else run_cli(*args, "--env-dir", str(tmp_path), timeout=60)
+    )
+    assert run.returncode == 2 and message in run.stderr, run.stderr
+
+
+def test_env_dir_moves_with_the_variable(tmp_path, monkeypatch):
+    from tfbench.history import envs
+
+    monkeypatch.setenv("TFBENCH_ENV_DIR", str(tmp_path))
+    assert envs.default_root() == tmp_path
+    monkeypatch.delenv("TFBENCH_ENV_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert envs.default_root() == tmp_path / "tfbench" / "envs"

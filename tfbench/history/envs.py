@@ -1,0 +1,149 @@
+"""One Python environment per tracked release, made from its committed lock, cached.
+
+`tfbench measure --releases` and `tfbench bisect` run a step in the environment of each
+release. An environment is created on first use with uv (`uv venv`, then `uv pip install
+--no-deps` of the lock: exactly the pinned set, nothing resolved), under the user's cache
+directory (TFBENCH_ENV_DIR or --env-dir to move it), and reused afterwards, offline. uv links
+files from its own cache (hard links on one file system), so a second release costs far
+less disk than a full copy. A finished environment holds its lock as `.tfbench-lock`: one
+whose lock changed is made again; a half-made one never counts (built aside, renamed in).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tfbench.history.envsync import lock_file_name
+from tfbench.history.releases import FLAVOURS, read_lock
+
+MARK = ".tfbench-lock"
+
+
+class EnvError(RuntimeError):
+    """A release environment could not be made (uv's message says why)."""
+
+
+def default_root() -> Path:
+    """TFBENCH_ENV_DIR, else <cache>/tfbench/envs (XDG_CACHE_HOME or ~/.cache)."""
+    if os.environ.get("TFBENCH_ENV_DIR"):
+        return Path(os.environ["TFBENCH_ENV_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tfbench" / "envs"
+
+
+@dataclass(frozen=True)
+class ReleaseEnv:
+    version: str
+    flavour: str
+    root: Path
+
+    @property
+    def path(self) -> Path:
+        return self.root / f"{self.version}-{self.flavour}"
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def lock(self) -> bytes:
+        if self.flavour not in FLAVOURS:
+            raise ValueError(
+                f"unknown flavour {self.flavour!r}; choose from {', '.join(FLAVOURS)}"
+            )
+        return read_lock(self.version).files[lock_file_name(self.flavour)]
+
+    def ready(self) -> bool:
+        mark = self.path / MARK
+        return mark.is_file() and mark.read_bytes() == self.lock() and self.python.exists()
+
+
+def uv() -> str:
+    """The uv binary (the `uv` distribution ships it)."""
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
+def ensure(env: ReleaseEnv) -> tuple[Path, float | None]:
+    """The environment's Python, made now if needed; (python, seconds spent making it, or
+    None when it was there already)."""
+    if env.ready():
+        return env.python, None
+    start = time.monotonic()
+    env.root.mkdir(parents=True, exist_ok=True)
+    partial = env.root / f".{env.path.name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    lock = partial.with_suffix(".txt")
+    lock.write_bytes(env.lock())
+    try:
+        _uv("venv", "--quiet", "--python", sys.executable, str(partial))
+        _uv(
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--python",
+            str(partial / "bin" / "python"),
+            "-r",
+            str(lock),
+        )
+        (partial / MARK).write_bytes(env.lock())
+        shutil.rmtree(env.path, ignore_errors=True)
+        partial.rename(env.path)
+    finally:
+        lock.unlink(missing_ok=True)
+        shutil.rmtree(partial, ignore_errors=True)
+    return env.python, time.monotonic() - start
+
+
+def _uv(*args: str) -> None:
+    # Only uv's own configuration: pip's (find-links, extra indexes) does not apply to it.
+    run = subprocess.run([uv(), *args], capture_output=True, text=True)
+    if run.returncode:
+        raise EnvError(
+            f"uv {args[0]} failed (exit {run.returncode}): {(run.stderr or run.stdout).strip()}"
+        )
+
+
+@dataclass(frozen=True)
+class Listed:
+    name: str
+    ready: bool
+    bytes_own: int  # disk used by files not linked from elsewhere (uv's cache, other envs)
+
+
+def listing(root: Path) -> list[Listed]:
+    """The environments under root, with the disk each uses on its own."""
+    found = []
+    for path in sorted(p for p in root.glob("*-*") if p.is_dir()):
+        own = 0
+        for file in path.rglob("*"):
+            try:
+                stat = file.lstat()
+            except OSError:
+                continue
+            if file.is_file() and not file.is_symlink() and stat.st_nlink == 1:
+                own += stat.st_blocks * 512
+        found.append(Listed(path.name, (path / MARK).is_file(), own))
+    return found
+
+
+def remove(root: Path, names: list[str]) -> list[str]:
+    """Remove the named environments (all when names is empty); the names removed."""
+    present = {e.name for e in listing(root)}
+    unknown = sorted(set(names) - present)
+    if unknown:
+        raise ValueError(
+            f"no environment {', '.join(unknown)} under {root}; there: "
+            f"{', '.join(sorted(present)) or 'none'}"
+        )
+    gone = sorted(names or present)
+    for name in gone:
+        shutil.rmtree(root / name)
+    return gone
