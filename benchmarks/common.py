@@ -8,7 +8,6 @@ installed release all become skips with the reason (asv shows them as n/a).
 from __future__ import annotations
 
 import abc
-import hashlib
 import inspect
 import itertools
 import json
@@ -26,8 +25,8 @@ from typing import Any
 # benchmark from that process: importing TensorFlow here spares each one the import.
 import tensorflow  # noqa: F401
 
-from tfbench import scenarios, targets
-from tfbench.measure import child, devices, meter, record, steps, supervisor, verdict
+from tfbench import scenarios, sources, targets
+from tfbench.measure import child, record
 from tfbench.measure.devices import Unsupported
 
 
@@ -143,28 +142,15 @@ def keep_outcomes(costs_class: str, cache: dict[str, record.Record]) -> Path | N
     return path
 
 
-# The code behind every figure, beside the scenario's own module: asv's default version
-# hashes only the benchmark's source, so results of changed code would pass as comparable.
-STEP_CODE = (sys.modules[__name__], scenarios, devices)
-PROBE_CODE = (*STEP_CODE, targets, meter, verdict, steps, child, supervisor, record)
-
-
-def code_version(*modules: ModuleType) -> str:
-    """asv `version` from the source of the given modules."""
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(inspect.getsource(module).encode())
-    return digest.hexdigest()[:16]
-
-
-def step_version(*family_modules: ModuleType) -> str:
-    """The version of a family's time_/peakmem_ benchmarks."""
-    return code_version(*family_modules, *STEP_CODE)
-
-
-def costs_version(*family_modules: ModuleType) -> str:
-    """The version of a family's probe costs (track_)."""
-    return code_version(*family_modules, *PROBE_CODE)
+def version(*family_modules: ModuleType) -> str:
+    """asv `version` of a family's benchmarks: the source of this module, the family's
+    scenario module(s) and every tfbench module they import, transitively (asv's default
+    hashes the benchmark's own source only, so results of changed code would pass as
+    comparable). Other families' modules are not reached: adding one changes no version."""
+    modules = [sys.modules[__name__], *family_modules]
+    return sources.digest(
+        sources.closure([Path(inspect.getfile(m)) for m in modules], [m.__name__ for m in modules])
+    )
 
 
 class _Family(abc.ABC):

@@ -11,8 +11,7 @@ from . import common
 
 ACCUMULATION = [variants(functions.COUNTED), functions.COUNTS, DEVICES]
 RETRACING = [variants(functions.PLAIN), DEVICES]
-VERSION = common.step_version(functions)
-COSTS_VERSION = common.costs_version(functions)
+VERSION = common.version(functions)
 
 
 class Accumulation(common.StepBenchmark):
@@ -22,7 +21,7 @@ class Accumulation(common.StepBenchmark):
 
 class AccumulationCosts(common.ProbeCosts, common.Traces):
     family, params, param_names = "function", ACCUMULATION, ["variant", "count", "device"]
-    version = COSTS_VERSION
+    version = VERSION
 
     def setup_cache(self):
         return self.measure()
@@ -37,7 +36,7 @@ class Retracing(common.StepBenchmark):
 
 class RetracingCosts(common.ProbeCosts, common.Traces):
     family, params, param_names = "function", RETRACING, ["variant", "device"]
-    version = COSTS_VERSION
+    version = VERSION
 
     def setup_cache(self):
         return self.measure()

@@ -12,8 +12,7 @@ GRAPH = [variants(i for i in graphs.GRAPH if i.startswith("graph.")), ["off", "o
 SESSION = [variants(i for i in graphs.GRAPH if i.startswith("session.")), ["off", "on"], DEVICES]
 EAGER = [variants(graphs.EAGER), DEVICES]
 GROWTH_NAMES = ["variant", "allow_growth", "device"]
-VERSION = common.step_version(graphs)
-COSTS_VERSION = common.costs_version(graphs)
+VERSION = common.version(graphs)
 
 
 class GraphConstruction(common.StepBenchmark):
@@ -21,7 +20,7 @@ class GraphConstruction(common.StepBenchmark):
 
 
 class GraphConstructionCosts(common.ProbeCosts, common.GraphOps):
-    family, params, param_names, version = "graph", GRAPH, GROWTH_NAMES, COSTS_VERSION
+    family, params, param_names, version = "graph", GRAPH, GROWTH_NAMES, VERSION
 
     def setup_cache(self):
         return self.measure()
@@ -34,7 +33,7 @@ class Sessions(common.StepBenchmark):
 
 
 class SessionsCosts(common.ProbeCosts, common.GraphOps):
-    family, params, param_names, version = "session", SESSION, GROWTH_NAMES, COSTS_VERSION
+    family, params, param_names, version = "session", SESSION, GROWTH_NAMES, VERSION
 
     def setup_cache(self):
         return self.measure()
@@ -47,7 +46,7 @@ class Eager(common.StepBenchmark):
 
 
 class EagerCosts(common.ProbeCosts):
-    family, params, param_names, version = "eager", EAGER, ["variant", "device"], COSTS_VERSION
+    family, params, param_names, version = "eager", EAGER, ["variant", "device"], VERSION
 
     def setup_cache(self):
         return self.measure()

@@ -15,12 +15,12 @@ NAMES = ["variant", "gradient", "size", "loop_iterations", "device"]
 
 class MatrixPower(common.StepBenchmark):
     family, params, param_names = "loop", PARAMS, NAMES
-    version = common.step_version(loops)
+    version = common.version(loops)
 
 
 class MatrixPowerCosts(common.ProbeCosts):
     family, params, param_names = "loop", PARAMS, NAMES
-    version = common.costs_version(loops)
+    version = common.version(loops)
 
     def setup_cache(self):
         return self.measure()

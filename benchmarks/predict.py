@@ -2,7 +2,7 @@
 (tfbench/scenarios/predict.py, tfbench/scenarios/threads.py)."""
 
 from tfbench.measure.devices import DEVICES
-from tfbench.scenarios import graphs, predict, threads, variants
+from tfbench.scenarios import predict, threads, variants
 
 from . import common
 
@@ -12,12 +12,12 @@ THREADS = [variants(threads.THREADED), threads.THREADS, DEVICES]
 
 class Prediction(common.StepBenchmark):
     family, params, param_names = "predict", PREDICT, ["variant", "device"]
-    version = common.step_version(predict)
+    version = common.version(predict)
 
 
 class PredictionCosts(common.ProbeCosts):
     family, params, param_names = "predict", PREDICT, ["variant", "device"]
-    version = common.costs_version(predict)
+    version = common.version(predict)
 
     def setup_cache(self):
         return self.measure()
@@ -27,13 +27,13 @@ class PredictionCosts(common.ProbeCosts):
 
 class Threads(common.StepBenchmark):
     family, params, param_names = "threads", THREADS, ["variant", "threads", "device"]
-    version = common.step_version(threads, graphs)  # threads builds on graphs' helpers
+    version = common.version(threads)
     timeout = 300  # JOIN_TIMEOUT_S per thread, with room to report it
 
 
 class ThreadsCosts(common.ProbeCosts, common.GraphOps):
     family, params, param_names = "threads", THREADS, ["variant", "threads", "device"]
-    version = common.costs_version(threads, graphs)
+    version = common.version(threads)
 
     def setup_cache(self):
         return self.measure()

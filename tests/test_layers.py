@@ -5,16 +5,17 @@ units  <-  history  <-  sweep (release environments);  history  <-  publish (whi
 reads the scenario catalog)  <-  cli
 """
 
-import ast
 from pathlib import Path
 
 import pytest
 
 from tfbench.history.releases import ROOT
+from tfbench.sources import closure, imports
 
 # layer -> the layers it may import (its own included)
 ALLOWED = {
     "units": {"units"},
+    "sources": {"sources"},
     "measure": {"units", "measure"},
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
@@ -37,23 +38,6 @@ def module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
     return ".".join(parts)
-
-
-def imports(source: str, name: str, is_package: bool = False) -> set[str]:
-    """Every tfbench module that the source of module `name` imports, in functions too."""
-    found = set()
-    package = name if is_package else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                base = f"{anchor}.{base}" if base else anchor
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if m == "tfbench" or m.startswith("tfbench.")}
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -90,3 +74,25 @@ def late():
         "tfbench.history.repo",
     } <= found
     assert {layer(m) for m in found} - ALLOWED["measure"] == {"publish", "history"}
+
+
+def test_a_version_reaches_what_a_family_imports_and_no_other_family():
+    """benchmarks/common.version hashes this closure: a family's results change version with
+    any module they go through, and adding another family changes none."""
+
+    def reached(name):
+        path = PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")
+        return set(closure([path], [name]))
+
+    loops = reached("tfbench.scenarios.loops")
+    assert {"tfbench.measure.devices", "tfbench.scenarios"} <= loops
+    assert "tfbench.scenarios.graphs" not in loops
+    assert "tfbench.scenarios.graphs" in reached("tfbench.scenarios.threads")
+    targets = reached("tfbench.targets")
+    assert {
+        "tfbench.measure.steps",
+        "tfbench.measure.verdict",
+        "tfbench.measure.meter",
+        "tfbench.units",
+    } <= targets
+    assert not any(m.startswith("tfbench.scenarios.") for m in targets)

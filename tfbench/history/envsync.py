@@ -3,9 +3,11 @@
 Run with the environment's own Python and only the standard library (tfbench itself is not
 installed there). Distributions whose pinned version is already installed stay as they are,
 unlike asv's default `pip install --force-reinstall`; ones the lock does not name are removed,
-so nothing left over from another release leaks into the measurement.
+so nothing left over from another release leaks into the measurement. uv does the work
+(installed into the environment by pip the first time): a switch between releases takes
+seconds, not pip's 30-60.
 TFBENCH_WHEELS=gpu picks the GPU lock (tensorflow[and-cuda]); the default is cpu.
-asv does not record what an environment held: `pip freeze --all` after the install goes to
+asv does not record what an environment held: `uv pip freeze` after the install goes to
 RECORD_DIR/<commit>-<environment>-<cpu|gpu>.txt, beside the results it produced.
 """
 
@@ -16,8 +18,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-# What asv itself puts in every environment.
-ENVIRONMENT_TOOLS = {"pip", "asv-runner"}
+# What asv itself puts in every environment, and uv, which installs here.
+ENVIRONMENT_TOOLS = {"pip", "asv-runner", "uv"}
 
 
 def normalize(name: str) -> str:
@@ -46,14 +48,18 @@ def main(build_dir: str, record_dir: str) -> None:
         sys.exit(
             f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; use cpu or gpu)"
         )
-    extra = not_in_lock(lock.read_text(), [d.metadata["Name"] for d in metadata.distributions()])
-    pip = [sys.executable, "-m", "pip"]
+    installed = [d.metadata["Name"] for d in metadata.distributions()]
+    here = ["--python", sys.executable]
+    if "uv" not in map(normalize, installed):  # once per environment; pip's cache serves it
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "uv"], check=True)
+    uv = [sys.executable, "-m", "uv", "pip"]
+    extra = not_in_lock(lock.read_text(), installed)
     if extra:
-        subprocess.run([*pip, "uninstall", "--yes", *extra], check=True)
-    installed = subprocess.run([*pip, "install", "--no-deps", "--requirement", str(lock)])
-    if installed.returncode:  # pip printed why; asv reports it, skips this release, goes on
-        sys.exit(f"envsync: pip could not install {lock} (exit {installed.returncode})")
-    frozen = subprocess.run([*pip, "freeze", "--all"], check=True, capture_output=True, text=True)
+        subprocess.run([*uv, "uninstall", *here, *extra], check=True)
+    done = subprocess.run([*uv, "install", *here, "--no-deps", "--requirement", str(lock)])
+    if done.returncode:  # uv printed why; asv reports it, skips this release, goes on
+        sys.exit(f"envsync: could not install {lock} (uv exit {done.returncode})")
+    frozen = subprocess.run([*uv, "freeze", *here], check=True, capture_output=True, text=True)
     record = Path(record_dir) / (
         f"{os.environ.get('ASV_COMMIT', 'unknown')[:8]}-"
         f"{os.environ.get('ASV_ENV_NAME', 'env')}-{flavour}.txt"
