@@ -97,3 +97,17 @@ def test_sampling_fallback_sees_a_held_peak():
     r = measure(step, iterations=3, warmup=0, budget_bytes=1 << 40, meter=meter)
     assert r.method == "psutil-sampling"
     assert abs(r.peak_increase_bytes - 64 * MiB) <= 2 * MiB
+
+
+def test_tensorflow_start_up_is_not_the_patterns_memory(tmp_path):
+    """The baseline comes after TensorFlow's runtime has started (an eager op and a Session
+    run before it): a step of one tiny op reads next to nothing, not the ~10 MiB that the
+    runtime's first use costs."""
+    pytest.importorskip("tensorflow")
+    step = tmp_path / "tiny.py"
+    step.write_text(
+        "import tensorflow as tf\n\n\ndef step():\n"
+        "    return tf.reduce_sum(tf.ones((8, 8))).numpy()\n"
+    )
+    r = measure_json(f"{step}::step", "--iterations", "20", "--warmup", "2")
+    assert r["status"] == "ok" and r["peak_increase_bytes"] < MiB

@@ -62,8 +62,10 @@ def measure_step(
     device: str,
     primed: bool,
 ) -> dict[str, Any]:
-    """The step's figures in this process, with the device's allocator peak and the step's
-    own counters (graph ops, traces) read after the run."""
+    """The step's figures in this process, from a baseline taken once TensorFlow's runtime
+    has started, with the device's allocator peak and the step's own counters (graph ops,
+    traces) read after the run."""
+    devices.start_runtime(device)
     devices.reset_allocator_peak(device)
     reading = asdict(measure(step, iterations, warmup, budget_bytes))
     counters = getattr(step, "counters", None)

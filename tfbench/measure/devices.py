@@ -47,6 +47,27 @@ def tf_name(device: str) -> str:
     return f"/{device}:0"
 
 
+def start_runtime(device: str) -> None:
+    """Start TensorFlow's runtime on the device, where the step's process has imported it:
+    one trivial eager op, and one trivial graph run in a Session that is then closed. A
+    baseline taken after this leaves TensorFlow's own start-up (thread pools, allocators,
+    the session machinery) out of the pattern's memory."""
+    import sys
+
+    if "tensorflow" not in sys.modules:
+        return  # a step without TensorFlow: nothing to start
+    import tensorflow as tf
+
+    name = tf_name(device if device in DEVICES else "CPU")
+    with tf.device(name):
+        tf.reduce_sum(tf.ones((8, 8)) @ tf.ones((8, 8))).numpy()
+    graph = tf.Graph()
+    with graph.as_default(), graph.device(name):
+        total = tf.reduce_sum(tf.ones((8, 8)))
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(total)
+
+
 def reset_allocator_peak(device: str) -> None:
     """Start a new allocator-peak region (GPU only: CPU allocator stats are not kept)."""
     if device == "GPU":
