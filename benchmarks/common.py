@@ -81,15 +81,22 @@ def _key(values: tuple) -> str:
     return "|".join(map(str, values))
 
 
+# Every probe grid point is measured in this many fresh processes: a comparison then sees
+# each side's spread, not one number.
+REPEATS = 3
+
+
 def measure_grid(
-    family: str, params: list, names: list[str], workers: int = 2
-) -> dict[str, record.Record]:
-    """Probe every grid point once, each in a child forked from this process (asv's
-    setup_cache: TensorFlow imported, not started), two at a time; skips carry their reason.
+    family: str, params: list, names: list[str], workers: int = 2, repeats: int = REPEATS
+) -> dict[str, list[record.Record]]:
+    """Probe every grid point `repeats` times, each in a child forked from this process
+    (asv's setup_cache: TensorFlow imported, not started), two at a time, the whole grid
+    once before it is measured again (slow drift spreads over every point); skips carry
+    their reason.
 
     Whether a device is usable is asked in the child: asking here would start TensorFlow.
     """
-    results: dict[str, record.Record] = {}
+    results: dict[str, list[record.Record]] = {}
     todo = {}
     for values in itertools.product(*params):
         scenario_id, point = _point(family, names, values)
@@ -97,24 +104,27 @@ def measure_grid(
             scenarios.get(scenario_id).bind(point)
             todo[_key(values)] = {"scenario": scenario_id, "params": point}
         except scenarios.ParamError as e:
-            results[_key(values)] = {"status": "skipped", "error": str(e)}
-    results.update(zip(todo, targets.measure_forked(list(todo.values()), workers=workers)))
+            results[_key(values)] = [{"status": "skipped", "error": str(e)}]
+    measured = targets.measure_forked(list(todo.values()) * repeats, workers=workers)
+    for k, key in enumerate(todo):
+        results[key] = measured[k :: len(todo)]
     return results
 
 
-def reading(cache: dict[str, record.Record], values: tuple) -> record.Record:
-    """The probe's record for a grid point, or a skip with its reason."""
-    result = cache[_key(values)]
+def reading(cache: dict[str, list[record.Record]], values: tuple) -> record.Record:
+    """The probe's record for a grid point (its repeats combined), or a skip with its reason."""
+    result = record.combine(cache[_key(values)])
     if not record.measured(result):
         raise Unsupported(f"{result['status']}: {result.get('error')}")
     return result
 
 
-def keep_outcomes(costs_class: str, cache: dict[str, record.Record]) -> Path | None:
-    """Write each grid point's status and error beside asv's results, which keep only numbers:
-    the report shows why a point has no value (a pattern that fails on a release, a device
-    missing). RESULTS/probes/<commit>-<environment>-<cpu|gpu>.json, one key per Costs class,
-    named like results/packages/. Nothing is written outside an asv run (no ASV_COMMIT)."""
+def keep_outcomes(costs_class: str, cache: dict[str, list[record.Record]]) -> Path | None:
+    """Write every repeat of every grid point (status, error, figures) beside asv's results,
+    which keep one number per point: a comparison sees each side's spread, and the report
+    why a point has no value (a pattern that fails on a release, a device missing).
+    RESULTS/probes/<commit>-<environment>-<cpu|gpu>.json, one key per Costs class, named like
+    results/packages/. Nothing is written outside an asv run (no ASV_COMMIT)."""
     commit, conf_dir = os.environ.get("ASV_COMMIT"), os.environ.get("ASV_CONF_DIR")
     if not commit or not conf_dir:
         return None
@@ -134,9 +144,7 @@ def keep_outcomes(costs_class: str, cache: dict[str, record.Record]) -> Path | N
         kept = json.loads(path.read_text())
     except (OSError, ValueError):
         kept = {}
-    kept[costs_class] = {
-        key: {"status": r["status"], "error": r.get("error")} for key, r in cache.items()
-    }
+    kept[costs_class] = {key: [record.kept(r) for r in runs] for key, runs in cache.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(kept, indent=1, sort_keys=True))
     return path
@@ -195,7 +203,7 @@ class ProbeCosts(_Family):
     setup_cache is written, so an inherited one would be shared between families.
     """
 
-    def measure(self) -> dict[str, record.Record]:
+    def measure(self) -> dict[str, list[record.Record]]:
         cache = measure_grid(self.family, self.params, self.param_names)
         keep_outcomes(self.__class__.__name__, cache)
         return cache

@@ -107,10 +107,9 @@ def test_report_md_escapes_what_it_shows(tmp_path, npm_cache):
         json.dumps(
             {
                 "AccumulationCosts": {
-                    "list_in_tf_range|1000|CPU": {
-                        "status": "error",
-                        "error": "<script>alert(1)</script> | *x* `y`",
-                    }
+                    "list_in_tf_range|1000|CPU": [
+                        {"status": "error", "error": "<script>alert(1)</script> | *x* `y`"}
+                    ]
                 }
             }
         )

@@ -73,3 +73,27 @@ def test_the_slope_interval_holds_the_true_slope_and_narrows_with_readings():
     long = 100e6 + 4096.0 * np.arange(400) + RNG.normal(0, 64 * 1024, 400)
     short_width = np.subtract(*theil_sen_interval(series)[::-1])
     assert np.subtract(*theil_sen_interval(long)[::-1]) < short_width
+
+
+def test_repeats_combine_to_medians_and_the_majority_verdict():
+    from tfbench.measure.record import combine
+
+    def run(peak, leak, status="ok", traces=1):
+        return {
+            "status": status,
+            "iterations": 10,
+            "peak_increase_bytes": peak,
+            "leak": leak,
+            "growth_bytes_per_iteration": 0.0,
+            "seconds_per_iteration": 0.001,
+            "allocator_peak_bytes": None,
+            "counters": {"traces": traces},
+        }
+
+    both = combine([run(10 * MiB, True), run(30 * MiB, False), run(12 * MiB, True)])
+    assert both["peak_increase_bytes"] == 12 * MiB and both["leak"] is True
+    assert both["repeats"] == 3 and both["measured"] == 3 and both["counters"] == {"traces": 1}
+    tie = combine([run(1, True), run(1, False), {"status": "error", "error": "boom"}])
+    assert tie["leak"] is None and tie["measured"] == 2  # a tie is no verdict
+    failed = combine([{"status": "error", "error": "boom"}] * 3)
+    assert failed["status"] == "error" and failed["error"] == "boom" and failed["measured"] == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any, TypedDict
 
 
@@ -64,3 +65,39 @@ def stopped_in_warmup(record: Record) -> bool:
         and not record.get("iterations")
         and bool(record.get("warmup_run"))
     )
+
+
+# What a repeat keeps beside the results (its per-iteration RSS lists stay out).
+KEPT = ("status", "error", *FIGURES, "warmup_run", "growth_interval", "counters")
+
+
+def kept(record: Record) -> dict[str, Any]:
+    """The part of a record kept for each repeat beside asv's results."""
+    return {k: record[k] for k in KEPT if k in record}
+
+
+def combine(repeats: list[Record]) -> Record:
+    """One record for a point measured in several fresh processes: the median of each
+    figure over the repeats that measured, the leak verdict of the majority (a tie is no
+    verdict), the first repeat's reason when none measured."""
+    done = [r for r in repeats if measured(r)]
+    if not done:
+        return dict(repeats[0], repeats=len(repeats), measured=0)
+    out = dict(done[0], repeats=len(repeats), measured=len(done))
+    for figure in (
+        "seconds_per_iteration",
+        "peak_increase_bytes",
+        "growth_bytes_per_iteration",
+        "allocator_peak_bytes",
+    ):
+        values = [r[figure] for r in done if r.get(figure) is not None]
+        out[figure] = statistics.median(values) if values else None
+    verdicts = [r["leak"] for r in done if r.get("leak") is not None]
+    leaks = sum(verdicts)
+    out["leak"] = None if not verdicts or 2 * leaks == len(verdicts) else 2 * leaks > len(verdicts)
+    names = {name for r in done for name in r.get("counters", {})}
+    out["counters"] = {
+        n: statistics.median(r["counters"][n] for r in done if n in r.get("counters", {}))
+        for n in names
+    }
+    return out

@@ -49,9 +49,12 @@ def _reasons(results_dir: Path, result: Results, tag: str) -> dict[tuple[str, st
         try:
             kept = json.loads(path.read_text())
             for costs, points in kept.items():
-                for key, outcome in points.items():
-                    if outcome.get("status") not in ("ok", "over_budget"):
-                        found[(costs, key, tag)] = f"{outcome['status']}: {outcome.get('error')}"
+                for key, repeats in points.items():
+                    failed = [r for r in repeats if r.get("status") not in ("ok", "over_budget")]
+                    if len(failed) == len(repeats):  # no repeat measured: the first one's why
+                        found[(costs, key, tag)] = (
+                            f"{failed[0]['status']}: {failed[0].get('error')}"
+                        )
         except (OSError, ValueError, AttributeError, KeyError, TypeError):
             continue  # an unreadable outcome file only costs the reasons
     return found
