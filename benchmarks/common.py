@@ -197,7 +197,7 @@ class StepBenchmark(_Family):
 
 
 class ProbeCosts(_Family):
-    """The probe's costs for each grid point, measured once per environment.
+    """The probe's costs for each grid point, measured REPEATS times per environment.
 
     Subclasses define `setup_cache` as `return self.measure()`: asv keys the cache by where
     setup_cache is written, so an inherited one would be shared between families.

@@ -66,21 +66,3 @@ def sleeping_helper():
         _kept.append(True)
         _helper("import time; time.sleep(45)")
     time.sleep(0.01)
-
-
-def _tf_older_than(major: int, minor: int) -> bool:
-    import tensorflow as tf
-
-    return tuple(map(int, tf.__version__.split(".")[:2])) < (major, minor)
-
-
-def leak_before_2_17():
-    """1 MiB kept per call where TensorFlow is older than 2.17; flat from 2.17 on."""
-    if _tf_older_than(2, 17):
-        _kept.append(np.ones(MiB // 8))
-
-
-def fails_before_2_16():
-    """An API missing before 2.16, as it were: raises there, runs from 2.16 on."""
-    if _tf_older_than(2, 16):
-        raise AttributeError("no such API before 2.16")
