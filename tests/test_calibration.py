@@ -10,9 +10,9 @@ from conftest import measure_json
 
 from tfbench.measure.meter import PeakMeter
 from tfbench.measure.steps import measure
+from tfbench.units import MiB
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
-MiB = 1 << 20
 
 
 def test_known_leak_reads_back_within_5_percent(synthetic):

@@ -8,6 +8,7 @@ from tfbench import scenarios
 from tfbench.scenarios import graphs, predict
 from tfbench.scenarios import threads as threads_module
 from tfbench.targets import measure_isolated
+from tfbench.units import MiB
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
 
@@ -25,7 +26,6 @@ predict.model_call predict.model_predict predict.predict_on_batch predict.tf_fun
 predict.random_noise_model predict.returned_tensor
 threads.shared_session threads.session_per_thread threads.new_op_per_run
 """.split()
-MiB = 1 << 20
 
 
 def step(scenario_id, **params):

@@ -12,7 +12,6 @@ from tfbench.scenarios import loops
 
 LOOP_IDS = sorted(sid for sid in scenarios.CATALOG if sid.startswith("loop."))
 CASES = [(sid, g) for sid in LOOP_IDS for g in scenarios.CATALOG[sid].params["gradient"]]
-MiB = 1 << 20
 
 
 def test_orthogonal_input_keeps_powers_finite():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from tfbench.measure.verdict import LEAK_MIN_BYTES, MIN_READINGS, leak_verdict, theil_sen_slope
+from tfbench.units import MiB
 
-MiB = 1 << 20
 RNG = np.random.default_rng(0)
 
 
