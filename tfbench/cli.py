@@ -101,13 +101,16 @@ def _versions(text: str) -> list[str]:
     return sorted(set(wanted), key=tracked.index)
 
 
+def _progress(text: str) -> None:
+    print(f"tfbench: {text}", file=sys.stderr, flush=True)
+
+
 def _runner(args: argparse.Namespace, target: dict[str, Any]):
     from tfbench.sweep import Runner
 
     if args.flavour not in ("cpu", "gpu"):
         raise BadInput(f"--flavour {args.flavour!r}: choose from cpu, gpu")
-    say = lambda text: print(f"tfbench: {text}", file=sys.stderr, flush=True)  # noqa: E731
-    return Runner(target, _options(args), args.flavour, args.env_dir, say)
+    return Runner(target, _options(args), args.flavour, args.env_dir, _progress)
 
 
 def _measure(args: argparse.Namespace) -> int:

@@ -40,6 +40,8 @@ class Data:
     benchmarks: dict[str, dict]
     machines: dict[str, MachineResults]
     problems: list[str]  # results files that could not be read, and why
+    # machine.json -> the results files read (what `tfbench publish` gives asv)
+    files: dict[Path, list[Path]] = field(default_factory=dict)
 
 
 def _reasons(results_dir: Path, result: Results, tag: str) -> dict[tuple[str, str, str], str]:
@@ -102,10 +104,14 @@ def machine_name(machine_json: Path) -> str:
     return name
 
 
-def readable_files(results_dir: Path) -> tuple[dict[Path, list[Path]], list[str]]:
-    """machine.json -> its results files that asv and the report can both read, and the
-    problems: the one rule for `tfbench report` and the site `tfbench publish` builds."""
-    good: dict[Path, list[Path]] = {}
+Readable = dict[Path, tuple[str, list[tuple[Path, Results]]]]
+
+
+def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
+    """machine.json -> (the machine's name, its results files that asv and the report can
+    both read, loaded), and the problems: the one rule for `tfbench report` and the site
+    `tfbench publish` builds."""
+    good: Readable = {}
     problems = []
     for machine_json in sorted(results_dir.glob("*/machine.json")):
         try:
@@ -113,7 +119,7 @@ def readable_files(results_dir: Path) -> tuple[dict[Path, list[Path]], list[str]
         except ValueError as e:
             problems.append(str(e))
             continue
-        good[machine_json] = []
+        good[machine_json] = (name, [])
         for path in sorted(machine_json.parent.glob("*.json")):
             if path.name == "machine.json":
                 continue
@@ -128,7 +134,7 @@ def readable_files(results_dir: Path) -> tuple[dict[Path, list[Path]], list[str]
             except (util.UserError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
                 problems.append(f"{path}: {e}")
                 continue
-            good[machine_json].append(path)
+            good[machine_json][1].append((path, result))
     return good, problems
 
 
@@ -151,10 +157,9 @@ def load(conf: Config) -> Data:
     machines: dict[str, MachineResults] = {}
     files, unreadable = readable_files(Path(conf.results_dir))
     problems += unreadable
-    for machine_json, paths in files.items():
-        found = MachineResults(machine_name(machine_json))
-        for path in paths:
-            result = Results.load(str(path), machine_name=found.machine)
+    for name, loaded_files in files.values():
+        found = MachineResults(name)
+        for path, result in loaded_files:
             tag = tags.get(result.commit_hash)
             if tag is None:
                 problems.append(f"{path}: commit {result.commit_hash[:8]} is no tracked release")
@@ -179,4 +184,5 @@ def load(conf: Config) -> Data:
                 found.releases.append(tag)
         found.releases.sort(key=lambda t: order.get(t, len(order)))
         machines[found.machine] = found
-    return Data(benchmarks, machines, problems)
+    readable = {m: [path for path, _ in paths] for m, (_, paths) in files.items()}
+    return Data(benchmarks, machines, problems, readable)

@@ -93,8 +93,7 @@ def _readable_copy(conf: Config, data: results.Data, target: Path) -> None:
         ) from e
     kept = {k: v for k, v in index.items() if k == "version" or k in data.benchmarks}
     (target / "benchmarks.json").write_text(json.dumps(kept))
-    files, _ = results.readable_files(source)
-    for machine_json, paths in files.items():
+    for machine_json, paths in data.files.items():
         folder = target / machine_json.parent.name
         folder.mkdir()
         for path in [machine_json, *paths]:
