@@ -113,6 +113,14 @@ def _runner(args: argparse.Namespace, target: dict[str, Any]):
     return Runner(target, _options(args), args.flavour, args.env_dir, _progress)
 
 
+def _checked(records: list[Record]) -> list[Record]:
+    """The records, unless a child found the input bad (e.g. a missing function): exit 2."""
+    bad = next((r for r in records if r["status"] == "bad_input"), None)
+    if bad:
+        raise BadInput(bad["error"])
+    return records
+
+
 def _measure(args: argparse.Namespace) -> int:
     from tfbench.targets import measure_isolated
 
@@ -121,15 +129,10 @@ def _measure(args: argparse.Namespace) -> int:
         from tfbench.sweep import measure_releases
 
         runner = _runner(args, target)
-        records = measure_releases(runner, _versions(args.releases))
-        bad = next((r for r in records if r["status"] == "bad_input"), None)
-        if bad:
-            raise BadInput(bad["error"])
+        records = _checked(measure_releases(runner, _versions(args.releases)))
         print(json.dumps(records, indent=2) if args.json else format_releases(records))
         return 0 if all(r["status"] == "ok" for r in records) else 1
-    result = measure_isolated(target, **_options(args))
-    if result["status"] == "bad_input":  # found by the child, e.g. a missing function
-        raise BadInput(result["error"])
+    (result,) = _checked([measure_isolated(target, **_options(args))])
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -158,9 +161,7 @@ def _bisect(args: argparse.Namespace) -> int:
         )
     target = _target(args.target, _parse_params(args.param))
     found = bisect(_runner(args, target), tracked[old : new + 1], args.metric)
-    bad = next((r for r in found.readings if r["status"] == "bad_input"), None)
-    if bad:
-        raise BadInput(bad["error"])
+    _checked(found.readings)
     if args.json:
         print(
             json.dumps(

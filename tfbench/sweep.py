@@ -72,10 +72,13 @@ class Runner:
     def __call__(self, version: str, label: str = "") -> Record:
         env = envs.ReleaseEnv(version, self.flavour, self.root or envs.default_root())
         prefix = f"{label}{version}:"
-        if not env.ready():
-            self.say(f"{prefix} creating its environment (uv, from the {self.flavour} lock) ...")
         try:
-            python, spent = envs.ensure(env)
+            python, spent = envs.ensure(
+                env,
+                lambda: self.say(
+                    f"{prefix} creating its environment (uv, from the {self.flavour} lock) ..."
+                ),
+            )
         except envs.EnvError as e:
             self.say(f"{prefix} cannot be installed: {e}")
             record = targets.describe(self.target)

@@ -16,9 +16,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import tfbench
 from tfbench.history.envsync import lock_file_name
 from tfbench.history.releases import FLAVOURS, read_lock
 
@@ -33,8 +35,7 @@ def default_root() -> Path:
     """TFBENCH_ENV_DIR, else <cache>/tfbench/envs (XDG_CACHE_HOME or ~/.cache)."""
     if os.environ.get("TFBENCH_ENV_DIR"):
         return Path(os.environ["TFBENCH_ENV_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tfbench" / "envs"
+    return tfbench.cache_dir("envs")
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,11 @@ class ReleaseEnv:
             )
         return read_lock(self.version).files[lock_file_name(self.flavour)]
 
-    def ready(self) -> bool:
+    def ready(self, lock: bytes | None = None) -> bool:
         mark = self.path / MARK
-        return mark.is_file() and mark.read_bytes() == self.lock() and self.python.exists()
+        return (
+            mark.is_file() and mark.read_bytes() == (lock or self.lock()) and self.python.exists()
+        )
 
 
 def uv() -> str:
@@ -70,17 +73,23 @@ def uv() -> str:
     return find_uv_bin()
 
 
-def ensure(env: ReleaseEnv) -> tuple[Path, float | None]:
-    """The environment's Python, made now if needed; (python, seconds spent making it, or
-    None when it was there already)."""
-    if env.ready():
+def ensure(
+    env: ReleaseEnv,
+    creating: Callable[[], None] | None = None,
+) -> tuple[Path, float | None]:
+    """The environment's Python, made now if needed (`creating` is called first); (python,
+    seconds spent making it, or None when it was there already)."""
+    text = env.lock()
+    if env.ready(text):
         return env.python, None
+    if creating:
+        creating()
     start = time.monotonic()
     env.root.mkdir(parents=True, exist_ok=True)
     partial = env.root / f".{env.path.name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     lock = partial.with_suffix(".txt")
-    lock.write_bytes(env.lock())
+    lock.write_bytes(text)
     try:
         _uv("venv", "--quiet", "--python", sys.executable, str(partial))
         _uv(
@@ -93,7 +102,7 @@ def ensure(env: ReleaseEnv) -> tuple[Path, float | None]:
             "-r",
             str(lock),
         )
-        (partial / MARK).write_bytes(env.lock())
+        (partial / MARK).write_bytes(text)
         shutil.rmtree(env.path, ignore_errors=True)
         partial.rename(env.path)
     finally:
@@ -136,7 +145,7 @@ def listing(root: Path) -> list[Listed]:
 
 def remove(root: Path, names: list[str]) -> list[str]:
     """Remove the named environments (all when names is empty); the names removed."""
-    present = {e.name for e in listing(root)}
+    present = {p.name for p in root.glob("*-*") if p.is_dir()}  # no disk walk: names only
     unknown = sorted(set(names) - present)
     if unknown:
         raise ValueError(

@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import tfbench
+
 REGISTRY = os.environ.get("TFBENCH_NPM_REGISTRY", "https://registry.npmjs.org")
 
 
@@ -104,8 +106,7 @@ class AssetError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tfbench" / "npm"
+    return tfbench.cache_dir("npm")
 
 
 def _verified(data: bytes, integrity: str) -> bool:
