@@ -32,7 +32,7 @@ def synthetic():
 
 def scratch_asv_conf(tmp: Path, results: Path) -> Path:
     """The project's asv config with everything asv writes moved out of the working tree."""
-    from tfbench.publish.site import derived_config
+    from tfbench.history.asvconf import derived_config
 
     return derived_config(
         ROOT / "asv.conf.json",

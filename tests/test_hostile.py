@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import scratch_asv_conf
 
+from tfbench.gate.rules import Row
 from tfbench.history.releases import ROOT
 from tfbench.history.repo import history_tags
 from tfbench.publish import gate
@@ -134,23 +135,25 @@ def test_a_machine_json_naming_another_machine_is_skipped_by_both(tmp_path, npm_
     assert index["params"]["machine"] == [MACHINE]
 
 
-def test_bisect_commands_run_as_printed_without_the_shell_reading_names(tmp_path):
-    row = gate.GateRow(
+def test_gate_commands_run_as_printed_without_the_shell_reading_names(tmp_path):
+    row = Row(
         "graphs.Eager.time_step('loop', 'CPU')",
         "graphs.Eager.time_step",
         {"variant": "'loop'", "device": "'CPU'"},
+        "time_step",
+        "worse",
         1.0,
         2.0,
         "seconds",
         "",
     )
-    command = gate.bisect_command(row, SHELL, ("v2.20.0", "v2.21.0"))
+    command = gate.gate_command(row, SHELL, ("v2.20.0", "v2.21.0"))
     echoed = subprocess.run(
-        ["bash", "-c", "printf '%s\\n' " + command.removeprefix("asv ")],
+        ["bash", "-c", "printf '%s\\n' " + command.removeprefix("tfbench ")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     assert echoed.splitlines() == shlex.split(command)[1:]
-    assert echoed.splitlines()[2] == SHELL and not (tmp_path / "PWNED").exists()
+    assert echoed.splitlines()[4] == SHELL and not (tmp_path / "PWNED").exists()

@@ -1,8 +1,8 @@
 """The package's layers import one way only, read from the source (no import is run).
 
 units  <-  measure  <-  scenarios  <-  targets  <-  sweep  <-  cli
-units  <-  history  <-  sweep (release environments);  history  <-  publish (which also
-reads the scenario catalog)  <-  cli
+units  <-  history  <-  sweep (release environments);  history  <-  gate (readings, rules,
+interleaved asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
 """
 
 from pathlib import Path
@@ -20,9 +20,20 @@ ALLOWED = {
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
     "history": {"units", "history"},
-    "sweep": {"units", "measure", "scenarios", "targets", "history", "sweep"},
-    "publish": {"units", "history", "scenarios", "publish"},
-    "cli": {"units", "measure", "scenarios", "targets", "history", "sweep", "publish", "cli"},
+    "gate": {"units", "history", "gate"},
+    "sweep": {"units", "measure", "scenarios", "targets", "history", "gate", "sweep"},
+    "publish": {"units", "history", "gate", "scenarios", "publish"},
+    "cli": {
+        "units",
+        "measure",
+        "scenarios",
+        "targets",
+        "history",
+        "gate",
+        "sweep",
+        "publish",
+        "cli",
+    },
     "__main__": {"cli"},
 }
 PACKAGE = ROOT / "tfbench"

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from tfbench.gate.readings import Side
 from tfbench.publish import claims, gate, html, markdown, report
 from tfbench.publish.families import Family
 from tfbench.publish.results import Data, MachineResults
@@ -39,6 +40,10 @@ def data(leak=(1, 1, 1), times=(0.010, 0.010, 0.010), reasons=None) -> Data:
                 None,
             )
     m.reasons.update(reasons or {})
+    for (key, combo, tag), (value, _, _) in m.values.items():  # one reading per release
+        side = m.sides.setdefault(tag, Side())
+        side.count = 1
+        side.add((key, combo), value)
     benchmarks = {
         k: {"params": PARAMS, "param_names": NAMES, "unit": u, "version": "1"}
         for k, u in BENCH.items()
@@ -85,22 +90,30 @@ def test_a_release_without_a_value_says_why():
     assert "why: error: InaccessibleTensorError: boom" in parts
 
 
-def test_gate_lists_what_got_worse_by_the_factor_only():
-    d = data(times=(0.010, 0.010, 0.0115))  # x1.15: worse by asv compare's factor 1.1
-    rows = gate.rows(d, d.machines["box"])
-    assert [(r.benchmark, r.params) for r in rows] == [
-        ("fam.Pattern.time_step", {"variant": "'leaky'", "device": "'CPU'"})
+def test_what_changed_follows_the_gate_rules():
+    d = data(leak=(1, 1, 0), times=(0.010, 0.010, 0.0115))
+    changes = gate.history_changes(d, d.machines["box"])
+    assert [c.pair for c in changes] == [("v1.0.0", "v1.1.0"), ("v1.1.0", "v1.2.0")]
+    assert changes[0].items == []
+    rows = [(i.row.metric, i.row.direction, i.row.params["variant"]) for i in changes[1].items]
+    # growth 64 KiB/it -> 0 and the verdict flip are found; one time reading a side is not
+    # enough for the time rule (x1.15 of a single sample says nothing)
+    assert rows == [
+        ("track_growth_per_iteration", "better", "'leaky'"),
+        ("track_leak", "better", "'leaky'"),
     ]
-    assert rows[0].ratio == pytest.approx(1.15)
-    within = data(times=(0.010, 0.010, 0.0105))
-    assert gate.rows(within, within.machines["box"]) == []
 
 
-def test_gate_lists_a_new_failure():
+def test_what_changed_lists_a_new_failure():
     d = data()
-    d.machines["box"].values[("fam.Pattern.time_step", FIXED, "v1.2.0")] = (None, None, None)
-    rows = gate.rows(d, d.machines["box"])
-    assert [r.ratio_text for r in rows] == ["failed"]
+    m = d.machines["box"]
+    m.sides["v1.2.0"] = Side(count=1)
+    for (key, combo, tag), (value, _, _) in m.values.items():
+        if tag == "v1.2.0":
+            m.sides[tag].add((key, combo), None if combo == FIXED else value, "error: boom")
+    items = gate.history_changes(d, m)[1].items
+    assert {(i.row.direction, i.row.after) for i in items} == {("worse", None)}
+    assert {i.row.params["variant"] for i in items} == {"'fixed'"}
 
 
 def test_both_renderers_show_the_same_report():
@@ -116,7 +129,8 @@ def test_both_renderers_show_the_same_report():
         assert "Machine box" in text
         assert "10 ms · 8 MiB · 64 KiB/it · LEAK" in text
         assert "11.5 ms (x1.15) · 8 MiB (x1.00) · 0 B/it (x0.00) · flat" in text
-        assert "fam.Pattern.time_step('leaky', 'CPU')" in text
+        assert "fam.PatternCosts.track_leak('leaky', 'CPU')" in text
+        assert "tfbench gate v1.1.0 v1.2.0 --machine box --bench" in text
     assert '<td class="leak">' in page and '<td class="flat">' in page
 
 

@@ -7,6 +7,7 @@ import http.server
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -90,38 +91,18 @@ def test_report_lists_every_scenario_and_verdict(published):
     assert "**TRUE** on v2.21.0" in text and "**FALSE** on v2.21.0" in text
 
 
-@pytest.mark.parametrize("old,new", list(zip(RELEASES, RELEASES[1:])))
-def test_gate_agrees_with_asv_compare(published, old, new):
-    """The newest-release gate is asv compare's rule: the same rows, for any two releases."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "asv",
-            "compare",
-            "--config",
-            str(published / "asv.conf.json"),
-            "--machine",
-            MACHINE,
-            "--only-changed",
-            "--factor",
-            str(gate.FACTOR),
-            old,
-            new,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    rows = [
-        [f.strip() for f in line.split("|")]
-        for line in run.stdout.splitlines()
-        if line.startswith("|")
-    ]
-    worse = {row[-2] for row in rows if row[1] in ("+", "!")}
-    data = results.load(Config.load(str(published / "asv.conf.json")))
-    found = {r.name for r in gate.rows(data, data.machines[MACHINE], pair=(old, new))}
-    assert found == worse
+def test_report_commands_select_exactly_their_row(published):
+    """Each row's `tfbench gate ... --bench` selects its one grid point, by asv's own filter."""
+    from asv.benchmarks import Benchmarks
+
+    conf = Config.load(str(published / "asv.conf.json"))
+    data = results.load(conf)
+    items = [i for c in gate.history_changes(data, data.machines[MACHINE]) for i in c.items]
+    for item in items[:20]:
+        pattern = shlex.split(item.command)[-1]
+        chosen = Benchmarks.load(conf, regex=pattern)
+        assert list(chosen) == [item.row.benchmark], item.command
+        assert len(chosen.benchmark_selection[item.row.benchmark]) == 1, item.command
 
 
 def test_a_broken_results_file_is_named_and_skipped(tmp_path):
@@ -243,4 +224,4 @@ def test_graph_shows_release_tags(served):
 def test_report_page_renders_tables_and_plots(served):
     dom = chromium(f"{served}/report.html", "report.png")
     assert dom.count('class="family"') >= 8 and dom.count("<svg") >= 8
-    assert "Newest-release gate" in dom and "Machine linux-2cpu-24gb" in dom
+    assert "What changed between adjacent releases" in dom and "Machine linux-2cpu-24gb" in dom

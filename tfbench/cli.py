@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -318,6 +319,74 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def format_gate(rows: list, old: str, new: str) -> str:
+    """The rows that changed, worse first, with the evidence of each."""
+    if not rows:
+        return f"{old} -> {new}: no change beyond the floors"
+    out = [f"{old} -> {new}: {len(rows)} change(s)"]
+    for r in rows:
+        before, after = (
+            "none" if v is None else _bytes(v) if "bytes" in r.unit else f"{v:.4g} {r.unit}"
+            for v in (r.before, r.after)
+        )
+        out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
+        out.append(f"         {r.evidence}")
+    return "\n".join(out)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    import re
+
+    from asv.machine import Machine
+
+    from tfbench.gate import rules, session
+    from tfbench.publish.results import MACHINE_NAME
+
+    old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
+    if args.bench:
+        try:
+            re.compile(args.bench)
+        except re.error as e:
+            raise BadInput(f"--bench {args.bench!r} is no regular expression: {e}") from None
+    machine = args.machine or Machine.get_unique_machine_name()
+    if not MACHINE_NAME.fullmatch(machine):
+        raise BadInput(f"--machine {machine!r}: letters, digits, '_', '.', '-' only")
+    if args.rounds < 1:
+        raise BadInput(f"--rounds must be at least 1, got {args.rounds}")
+    if args.flavour not in ("cpu", "gpu"):
+        raise BadInput(f"--flavour {args.flavour!r}: choose from cpu, gpu")
+    try:
+        session.commits(args.config, [old, new])
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    work = Path(args.config).resolve().parent / ".asv" / "gate" / f"{old}-{new}"
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        measured = session.measure(
+            args.config, old, new, work, machine, args.bench, args.rounds, args.flavour,
+            args.env_dir, args.python, _progress,
+        )  # fmt: skip
+    except session.GateError as e:
+        print(f"tfbench: gate: {e}", file=sys.stderr)
+        return 3
+    rows = rules.compare(measured.benchmarks, measured.before, measured.after)
+    if not args.bench:  # a whole-suite run: the report shows it for this pair
+        from tfbench.history.asvconf import load_config
+        from tfbench.publish import gate
+
+        results_dir = Path(load_config(args.config).results_dir)
+        _progress(f"kept in {gate.keep(results_dir, machine, (old, new), args.rounds, rows)}")
+    _progress(
+        f"{args.rounds} round(s) in {measured.seconds:.0f} s; environment switches "
+        f"{max(measured.switches):.1f} s at most; runs kept in {work}"
+    )
+    if args.json:
+        print(json.dumps([r.as_json() for r in rows], indent=2))
+    else:
+        print(format_gate(rows, old, new))
+    return 1 if any(r.direction == "worse" for r in rows) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tfbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -393,6 +462,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--report-only", action="store_true", help="skip `asv publish` (the site is already built)"
     )
     p.set_defaults(run=_publish)
+    g = sub.add_parser(
+        "gate",
+        help="measure two releases in one session, interleaved, and list what changed "
+        "(exit 1 when something got worse)",
+    )
+    g.add_argument("old", help="the release to compare against, e.g. v2.20.0")
+    g.add_argument("new", help="the release compared, e.g. v2.21.0 (the same tag: A/A check)")
+    g.add_argument("--bench", "-b", help="regular expression of benchmarks, as asv run's")
+    g.add_argument("--machine", help="asv machine name (default: this host's)")
+    g.add_argument("--rounds", type=int, default=2, help="rounds of A then B (default 2)")
+    g.add_argument("--json", action="store_true", help="print the rows as JSON")
+    g.add_argument("--config", default="asv.conf.json")
+    g.add_argument("--flavour", default="cpu", help="the lock: cpu (default) or gpu")
+    g.add_argument("--env-dir", type=Path, help="where release environments live")
+    g.add_argument(
+        "--python",
+        type=Path,
+        help="one interpreter for both sides instead of the releases' environments "
+        "(for testing a suite whose changes follow the commit)",
+    )
+    g.set_defaults(run=_gate)
     rep = sub.add_parser("report", help="print the release report as Markdown")
     rep.add_argument("--config", default="asv.conf.json")
     rep.set_defaults(run=_report)

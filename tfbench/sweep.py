@@ -5,7 +5,7 @@ What counts as a change between two single measurements (a bisection compares tw
 - leak: the verdict flips (leak/flat), or the run's status does (a step that fails on one
   release and runs on another);
 - growth: the two 95% intervals of the fitted slope are apart, by more than GROWTH_FLOOR
-  and GROWTH_SHARE of the larger slope;
+  and GROWTH_SHARE of the larger slope (the gate's floors, tfbench.gate.rules);
 - peak: apart by more than PEAK_FLOOR or PEAK_SHARE of the larger, whichever is larger;
 - time: a ratio beyond TIME_RATIO either way.
 """
@@ -19,21 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from tfbench import targets
+from tfbench.gate.rules import GROWTH_FLOOR, GROWTH_SHARE, PEAK_FLOOR, PEAK_SHARE
 from tfbench.history import envs
 from tfbench.measure.record import Record, measured
-from tfbench.units import KiB, MiB
 
 METRICS = ("leak", "growth", "peak", "time")
-# The probe's calibrated sensitivity: a 4 KiB/iteration leak is found in 2000 iterations
-# (tests/test_calibration.py); smaller slopes are within a window's noise.
-GROWTH_FLOOR = 4 * KiB
-# One run's interval is narrower than the run-to-run spread: examples/predict_in_a_loop.py
-# measured twice on 2.12.1, 2.13.1, 2.14.1 read 249.6/244.2, 318.5/318.6, 278.6/267.9
-# KiB/iteration (up to 4% apart, intervals +-2%); a quarter leaves room.
-GROWTH_SHARE = 0.25
-# The same point measured twice reads within 1 MiB or 5% (the reproducibility asked of
-# the probe, issue 10); a single measurement of graph.build_once repeats to 0.1 MiB.
-PEAK_FLOOR, PEAK_SHARE = 1 * MiB, 0.05
 # The same release back to back on this machine: time per step -9% to +23% (10th-90th
 # percentile, issue 10's measurement of 72 points).
 TIME_RATIO = 1.25

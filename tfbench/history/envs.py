@@ -111,6 +111,11 @@ def ensure(
     return env.python, time.monotonic() - start
 
 
+def uv_install(python: Path, *requirements: str) -> None:
+    """Add packages (resolved from PyPI) to an environment."""
+    _uv("pip", "install", "--quiet", "--python", str(python), *requirements)
+
+
 def _uv(*args: str) -> None:
     # Only uv's own configuration: pip's (find-links, extra indexes) does not apply to it.
     run = subprocess.run([uv(), *args], capture_output=True, text=True)

@@ -59,8 +59,9 @@ def start_runtime(device: str) -> None:
     import tensorflow as tf
 
     name = tf_name(device if device in DEVICES else "CPU")
-    with tf.device(name):
-        tf.reduce_sum(tf.ones((8, 8)) @ tf.ones((8, 8))).numpy()
+    if tf.executing_eagerly():  # not where the step put this process in TF1's graph mode
+        with tf.device(name):
+            tf.reduce_sum(tf.ones((8, 8)) @ tf.ones((8, 8))).numpy()
     graph = tf.Graph()
     with graph.as_default(), graph.device(name):
         total = tf.reduce_sum(tf.ones((8, 8)))

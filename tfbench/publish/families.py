@@ -7,6 +7,7 @@ import itertools
 from dataclasses import dataclass
 
 from tfbench import scenarios
+from tfbench.gate.readings import probe_key
 from tfbench.publish.results import MachineResults
 
 # What the report shows of each family -> the benchmark method that measures it, its unit.
@@ -51,11 +52,6 @@ def families(benchmarks: dict[str, dict]) -> list[Family]:
         if method == "time_step":
             found[cls] = Family(cls, bench["param_names"], bench["params"])
     return [found[k] for k in sorted(found)]
-
-
-def probe_key(combo: tuple[str, ...]) -> str:
-    """The key of a grid point in the probe outcomes (benchmarks/common._key)."""
-    return "|".join(str(ast.literal_eval(v)) for v in combo)
 
 
 def scenario_point(family: Family, combo: tuple[str, ...]) -> bool:

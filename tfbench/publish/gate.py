@@ -1,97 +1,41 @@
-"""Benchmarks where a release is worse than the one before, by `asv compare`'s own rule.
+"""What changed between adjacent releases, by the gate's rules (tfbench.gate.rules) on the
+readings the history recorded (each release's asv samples and probe repeats), and the
+newest pair as `tfbench gate` re-measured it, when such a run is kept in the results.
 
-asv's step detection never flags the newest release (it needs two points after a step), so
-the report gates the newest pair of releases with asv compare's rule
-(asv.commands.compare._is_result_better): the two agree by construction (a test checks).
+Each row comes with its graph in asv's site and the command that re-measures exactly its
+grid point, both releases interleaved, by the same rules.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
+import json
 import re
 import shlex
 import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 
-from asv.commands.compare import _is_result_better, _isna
-
+from tfbench.gate.rules import Row, compare
 from tfbench.publish.results import Data, MachineResults
 
-FACTOR = 1.1  # `asv compare`'s default factor
+KEPT = "gate"  # RESULTS/gate/<machine>/<old>-<new>.json: a whole-suite `tfbench gate` run
 
 
 @dataclass(frozen=True)
-class GateRow:
-    name: str  # as `asv compare` prints it: benchmark(param values)
-    benchmark: str
-    params: dict[str, str]
-    before: float | None
-    after: float | None
-    unit: str
-    evidence: str  # what asv compare's rule had to go on
-
-    @property
-    def ratio(self) -> float | None:
-        if self.before and self.after is not None:
-            return self.after / self.before
-        return None
-
-    @property
-    def ratio_text(self) -> str:
-        if self.after is None:
-            return "failed"
-        return "n/a" if self.ratio is None else f"{self.ratio:.2f}"
+class Item:
+    row: Row
+    url: str  # the benchmark's graph in asv's site
+    command: str  # re-measures the row's grid point with `tfbench gate`
 
 
-def rows(
-    data: Data,
-    machine: MachineResults,
-    pair: tuple[str, str] | None = None,
-    factor: float = FACTOR,
-) -> list[GateRow]:
-    """Benchmarks where the newest release (or pair's second) is worse than the one before,
-    by asv compare's rule: a new failure, or slower/bigger by `factor` where the samples'
-    confidence intervals differ (values without samples compare by the factor alone)."""
-    if pair is None and len(machine.releases) < 2:
-        return []
-    old, new = pair or machine.releases[-2:]
-    found = []
-    for key, bench in sorted(data.benchmarks.items()):
-        for combo in itertools.product(*bench["params"]):
-            (v1, st1, sa1), (v2, st2, sa2) = (
-                machine.values.get((key, combo, tag), (math.nan, None, None)) for tag in (old, new)
-            )
-            if v1 is not None and v2 is None:
-                worse, evidence = True, "a new failure"
-            elif _isna(v1) or _isna(v2):
-                worse = False
-            else:
-                improved = _is_result_better(v2, v1, (st2, sa2), (st1, sa1), factor)
-                worse = not improved and _is_result_better(v1, v2, (st1, sa1), (st2, sa2), factor)
-                sampled = st1 and st2 and st1.get("repeat", 0) != 1 and st2.get("repeat", 0) != 1
-                evidence = (
-                    "samples: their confidence intervals differ"
-                    if sampled
-                    else "one reading per release: the ratio alone"
-                )
-            if worse:
-                name = f"{key}({', '.join(combo)})" if combo else key  # as compare prints it
-                found.append(
-                    GateRow(
-                        name,
-                        key,
-                        dict(zip(bench["param_names"], combo)),
-                        v1,
-                        v2,
-                        bench.get("unit") or "",
-                        evidence,
-                    )
-                )
-    return found
+@dataclass(frozen=True)
+class Changes:
+    pair: tuple[str, str]
+    items: list[Item]
+    source: str  # where the rows come from
 
 
-def graph_url(row: GateRow, machine: str) -> str:
+def graph_url(row: Row, machine: str) -> str:
     """The benchmark's page in asv's site, at this grid point and machine."""
     query = {"machine": machine, **{f"p-{k}": v for k, v in row.params.items()}}
     return (
@@ -99,10 +43,83 @@ def graph_url(row: GateRow, machine: str) -> str:
     )
 
 
-def bisect_command(row: GateRow, machine: str, pair: tuple[str, str]) -> str:
-    """`asv find` over the pair for this grid point: asv matches a parameterized benchmark's
-    regex against `name(param, ...)`. Every value is shell-quoted: names come from results."""
-    old, new = pair
+def gate_command(row: Row, machine: str, pair: tuple[str, str]) -> str:
+    """`tfbench gate` over the pair for this grid point only: asv matches a parameterized
+    benchmark's regex against `name(param, ...)`. Every value is shell-quoted: names come
+    from results."""
     # A quote becomes '.', so the pattern needs no quoting inside the shell's quotes.
     point = "^" + re.escape(row.name).replace("\\ ", " ").replace("'", ".") + "$"
-    return shlex.join(["asv", "find", "--machine", machine, f"{old}..{new}", point])
+    return shlex.join(["tfbench", "gate", *pair, "--machine", machine, "--bench", point])
+
+
+def _items(rows: list[Row], machine: str, pair: tuple[str, str]) -> list[Item]:
+    return [Item(r, graph_url(r, machine), gate_command(r, machine, pair)) for r in rows]
+
+
+def history_changes(data: Data, machine: MachineResults) -> list[Changes]:
+    """Every adjacent pair of releases, oldest first, by the gate's rules on the history."""
+    tags = machine.releases
+    return [
+        Changes(
+            (old, new),
+            _items(compare(data.benchmarks, machine.sides[old], machine.sides[new]), *[
+                machine.machine, (old, new)
+            ]),
+            "the recorded history: each release's samples and probe repeats",
+        )
+        for old, new in zip(tags, tags[1:])
+    ]  # fmt: skip
+
+
+def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes | None:
+    """The newest pair's `tfbench gate` run kept in the results, its rows checked against
+    the benchmarks (the file is untrusted input like any result)."""
+    if len(machine.releases) < 2:
+        return None
+    pair = (machine.releases[-2], machine.releases[-1])
+    path = results_dir / KEPT / machine.machine / f"{pair[0]}-{pair[1]}.json"
+    try:
+        kept = json.loads(path.read_text())
+        rows = [_checked(data, r) for r in kept["rows"]]
+        source = f"`tfbench gate` re-measured both, interleaved ({int(kept['rounds'])} rounds)"
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        data.problems.append(f"{path}: {e}")
+        return None
+    return Changes(pair, _items(rows, machine.machine, pair), source)
+
+
+def _checked(data: Data, r: dict) -> Row:
+    bench = data.benchmarks.get(r["benchmark"])
+    if bench is None:
+        raise ValueError(f"unknown benchmark {r['benchmark']!r}")
+    combo = tuple(repr(r["params"][n]) for n in bench["param_names"])
+    if any(c not in p for c, p in zip(combo, bench["params"])):
+        raise ValueError(f"{r['benchmark']}: params {r['params']!r} not in its grid")
+    if r["direction"] not in ("worse", "better"):
+        raise ValueError(f"direction {r['direction']!r}")
+    before, after = (None if r[k] is None else float(r[k]) for k in ("before", "after"))
+    return Row(
+        f"{r['benchmark']}({', '.join(combo)})" if combo else r["benchmark"],
+        r["benchmark"],
+        dict(zip(bench["param_names"], combo)),
+        r["benchmark"].rpartition(".")[2],
+        r["direction"],
+        before,
+        after,
+        bench.get("unit") or "",
+        str(r.get("evidence", "")),
+    )
+
+
+def keep(
+    results_dir: Path, machine: str, pair: tuple[str, str], rounds: int, rows: list[Row]
+) -> Path:
+    """Write a whole-suite gate run where the report finds it."""
+    path = results_dir / KEPT / machine / f"{pair[0]}-{pair[1]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps({"rounds": rounds, "rows": [r.as_json() for r in rows]}, indent=1) + "\n"
+    )
+    return path

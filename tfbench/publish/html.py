@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import html
 import math
+import shlex
 
-from tfbench.publish.gate import FACTOR
+from tfbench.publish.articles import ARTICLES_NOTE, LEAK_WORD, describe
+from tfbench.publish.gate import Changes
 from tfbench.publish.report import (
     EXPLAIN,
     NO_VALUE,
@@ -127,6 +129,55 @@ def _family(family: FamilySection, releases: list[str]) -> str:
     return "\n".join(out)
 
 
+def _changes(changes: Changes) -> list[str]:
+    out = [f"<p>From {html.escape(changes.source)}.</p>"]
+    if not changes.items:
+        return [*out, "<p>No change beyond the floors.</p>"]
+    out.append(
+        '<table class="gate"><tr><th>benchmark</th><th>direction</th><th>before</th>'
+        "<th>after</th><th>evidence</th><th>re-measure</th></tr>"
+    )
+    for item in changes.items:
+        r = item.row
+        out.append(
+            f'<tr><td><a href="{html.escape(item.url)}">{html.escape(r.name)}</a></td>'
+            f"<td>{r.direction}</td><td>{format_value(r.before, r.unit)}</td>"
+            f"<td>{format_value(r.after, r.unit)}</td><td>{html.escape(r.evidence)}</td>"
+            f"<td><code>{html.escape(item.command)}</code></td></tr>"
+        )
+    out.append("</table>")
+    return out
+
+
+def _articles(m: MachineReport) -> list[str]:
+    if not m.articles:
+        return []
+    out = [f"<h3>Articles: their examples as written</h3><p>{html.escape(ARTICLES_NOTE)}</p>"]
+    for section in m.articles:
+        a = section.article
+        out.append(f"<h4>{html.escape(a.number)}: {html.escape(a.title)}</h4>")
+        for ex in section.examples:
+            out.append(
+                f"<p><strong>{html.escape(ex.example.variant)}</strong>: "
+                f"{html.escape(describe(ex.example))}</p><ul>"
+                f"<li>the article: {html.escape(ex.example.says)}</li>"
+            )
+            out += [
+                f"<li>finding on {html.escape(', '.join(tags))}: {html.escape(text)}</li>"
+                for text, tags in ex.findings
+            ]
+            heads = "".join(f"<th>{html.escape(i.label)}</th>" for i, _ in ex.isolating)
+            out.append(f"</ul><table><tr><th>release</th><th>as written</th>{heads}</tr>")
+            for k, lit in enumerate(ex.literal):
+                cells = "".join(f"<td>{LEAK_WORD[v[k]]}</td>" for _, v in ex.isolating)
+                out.append(
+                    f"<tr><th>{html.escape(lit.release)}</th>"
+                    f"<td>{html.escape(lit.text())}</td>{cells}</tr>"
+                )
+            out.append("</table>")
+    return out
+
+
 def _machine(m: MachineReport) -> list[str]:
     out = [
         f'<h2 class="machine">Machine {html.escape(m.name)}</h2>'
@@ -145,29 +196,21 @@ def _machine(m: MachineReport) -> list[str]:
             + "</li>"
         )
     out.append("</ul>")
-    out.append(
-        f"<h3>Newest-release gate ({' &rarr; '.join(map(html.escape, m.releases[-2:]))}, "
-        f"factor {FACTOR})</h3>"
-    )
-    if not m.gate:
+    out.append("<h3>Newest release, re-measured (<code>tfbench gate</code>)</h3>")
+    if m.gate_run:
+        out += _changes(m.gate_run)
+    elif len(m.releases) > 1:
+        command = shlex.join(["tfbench", "gate", *m.releases[-2:], "--machine", m.name])
         out.append(
-            "<p>No benchmark got worse.</p>" if m.gate_pair else "<p>Needs two releases.</p>"
+            f"<p>Not re-measured on this machine yet: <code>{html.escape(command)}</code></p>"
         )
     else:
-        out.append(
-            '<table class="gate"><tr><th>benchmark</th><th>before</th><th>after</th>'
-            "<th>ratio</th><th>evidence</th><th>bisect</th></tr>"
-        )
-        for item in m.gate:
-            r = item.row
-            out.append(
-                f'<tr><td><a href="{html.escape(item.url)}">{html.escape(r.name)}</a></td>'
-                f"<td>{format_value(r.before, r.unit)}</td>"
-                f"<td>{format_value(r.after, r.unit)}</td>"
-                f"<td>{r.ratio_text}</td><td>{html.escape(r.evidence)}</td>"
-                f"<td><code>{html.escape(item.bisect)}</code></td></tr>"
-            )
-        out.append("</table>")
+        out.append("<p>Needs two releases.</p>")
+    out.append("<h3>What changed between adjacent releases (the gate's rules)</h3>")
+    for changes in reversed(m.changes):
+        out.append(f"<h4>{' &rarr; '.join(map(html.escape, changes.pair))}</h4>")
+        out += _changes(changes)
+    out += _articles(m)
     out += [_family(f, m.releases) for f in m.families]
     return out
 

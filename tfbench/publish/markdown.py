@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 
-from tfbench.publish.gate import FACTOR
+from tfbench.publish.articles import ARTICLES_NOTE, LEAK_WORD, describe
+from tfbench.publish.gate import Changes
 from tfbench.publish.report import EXPLAIN, NO_VALUE, MachineReport, Report, verdict_parts
 from tfbench.units import format_value
 
@@ -20,6 +22,48 @@ _SPECIAL = re.compile(r"([\\`*\[\]|])")
 def _t(text: str) -> str:
     """Untrusted text as Markdown text: HTML's metacharacters as entities, Markdown's escaped."""
     return _SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def _changes(changes: Changes) -> list[str]:
+    out = [f"From {changes.source}."]
+    if not changes.items:
+        return [*out, "", "No change beyond the floors."]
+    out += [
+        "",
+        "| benchmark | direction | before | after | evidence | re-measure |",
+        "|---|---|---|---|---|---|",
+    ]
+    for item in changes.items:
+        r = item.row
+        out.append(
+            f"| [{_t(r.name)}]({item.url}) | {r.direction} | {format_value(r.before, r.unit)} | "
+            f"{format_value(r.after, r.unit)} | {_t(r.evidence)} | `{item.command}` |"
+        )
+    return out
+
+
+def _articles(m: MachineReport) -> list[str]:
+    if not m.articles:
+        return []
+    out = ["", "### Articles: their examples as written", "", ARTICLES_NOTE]
+    for section in m.articles:
+        out += ["", f"#### {section.article.number}: {section.article.title}"]
+        for ex in section.examples:
+            out += ["", f"**{ex.example.variant}**: {describe(ex.example)}", ""]
+            out += [f"- the article: {ex.example.says}"]
+            out += [
+                f"- finding on {', '.join(map(_t, tags))}: {_t(text)}"
+                for text, tags in ex.findings
+            ]
+            out += [
+                "",
+                "| release | as written | " + " | ".join(i.label for i, _ in ex.isolating) + " |",
+            ]
+            out.append("|---" * (2 + len(ex.isolating)) + "|")
+            for k, lit in enumerate(ex.literal):
+                cells = [LEAK_WORD[v[k]] for _, v in ex.isolating]
+                out.append(f"| {_t(lit.release)} | {_t(lit.text())} | " + " | ".join(cells) + " |")
+    return out
 
 
 def _machine(m: MachineReport) -> list[str]:
@@ -38,21 +82,18 @@ def _machine(m: MachineReport) -> list[str]:
         out.append(
             f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([newest, *map(_t, parts)])
         )
-    out += ["", f"### Newest-release gate ({' -> '.join(releases[-2:])}, factor {FACTOR})", ""]
-    if not m.gate:
-        out.append("No benchmark got worse." if m.gate_pair else "Needs two releases.")
+    out += ["", "### Newest release, re-measured (`tfbench gate`)", ""]
+    if m.gate_run:
+        out += _changes(m.gate_run)
+    elif len(m.releases) > 1:
+        command = shlex.join(["tfbench", "gate", *m.releases[-2:], "--machine", m.name])
+        out.append(f"Not re-measured on this machine yet: `{command}`")
     else:
-        out += [
-            "| benchmark | before | after | ratio | evidence | bisect |",
-            "|---|---|---|---|---|---|",
-        ]
-        for item in m.gate:
-            r = item.row
-            out.append(
-                f"| [{_t(r.name)}]({item.url}) | {format_value(r.before, r.unit)} | "
-                f"{format_value(r.after, r.unit)} | {r.ratio_text} | {_t(r.evidence)} | "
-                f"`{item.bisect}` |"
-            )
+        out.append("Needs two releases.")
+    out += ["", "### What changed between adjacent releases (the gate's rules)", ""]
+    for changes in reversed(m.changes):
+        out += [f"#### {' -> '.join(map(_t, changes.pair))}", "", *_changes(changes), ""]
+    out += _articles(m)
     for family in m.families:
         out += ["", f"### {_t(family.name)}", ""]
         if family.empty:

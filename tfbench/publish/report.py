@@ -1,7 +1,8 @@
 """The release report, computed once as data; tfbench.publish.markdown and .html render it.
 
 Per machine: a verdict per seed-article claim, release by release (with the reason where a
-release has no value); the newest-release gate (gate.rows); per family, plots across
+release has no value); what changed between adjacent releases by the gate's rules, and the
+newest pair as `tfbench gate` re-measured it (tfbench.publish.gate); per family, plots across
 releases and a table of grid points x releases: time per iteration, peak increase, growth
 per iteration, leak/flat, each with its ratio to the previous release.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tfbench.publish import claims, families, gate
+from tfbench.publish import articles, claims, families, gate
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
@@ -71,19 +72,13 @@ class FamilySection:
 
 
 @dataclass(frozen=True)
-class GateItem:
-    row: gate.GateRow
-    url: str  # the benchmark's graph in asv's site
-    bisect: str  # the command that bisects it
-
-
-@dataclass(frozen=True)
 class MachineReport:
     name: str
     releases: list[str]
     verdicts: list[claims.Verdict]
-    gate_pair: tuple[str, str] | None
-    gate: list[GateItem]
+    changes: list[gate.Changes]  # adjacent releases, oldest first, from the history
+    gate_run: gate.Changes | None  # the newest pair, re-measured by `tfbench gate`
+    articles: list[articles.ArticleSection]
     families: list[FamilySection]
 
 
@@ -143,19 +138,13 @@ def _family(family: families.Family, machine: MachineResults) -> FamilySection:
 def _machine(data: Data, machine: MachineResults) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
-    pair = tuple(machine.releases[-2:]) if len(machine.releases) > 1 else None
-    items = [
-        GateItem(
-            r, gate.graph_url(r, machine.machine), gate.bisect_command(r, machine.machine, pair)
-        )
-        for r in (gate.rows(data, machine) if pair else [])
-    ]
     return MachineReport(
         machine.machine,
         list(machine.releases),
         [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS],
-        pair,
-        items,
+        gate.history_changes(data, machine),
+        gate.kept_run(data, machine, data.results_dir) if data.results_dir else None,
+        articles.sections(by_name, machine),
         [_family(f, machine) for f in fams],
     )
 

@@ -16,6 +16,7 @@ from asv.commands.compare import _isna
 from asv.config import Config
 from asv.results import Results
 
+from tfbench.gate import readings
 from tfbench.history import releases, repo
 
 
@@ -29,6 +30,8 @@ class MachineResults:
     )
     # (Costs class, probe key, tag) -> why the probe has no figures there (a skip, an error)
     reasons: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    # tag -> every reading of the release (asv samples, probe repeats), for the gate's rules
+    sides: dict[str, readings.Side] = field(default_factory=dict)
 
     def value(self, benchmark: str, params: tuple[str, ...], tag: str) -> float | None:
         got = self.values.get((benchmark, params, tag), (math.nan,))[0]
@@ -42,6 +45,7 @@ class Data:
     problems: list[str]  # results files that could not be read, and why
     # machine.json -> the results files read (what `tfbench publish` gives asv)
     files: dict[Path, list[Path]] = field(default_factory=dict)
+    results_dir: Path | None = None
 
 
 def _reasons(results_dir: Path, result: Results, tag: str) -> dict[tuple[str, str, str], str]:
@@ -180,9 +184,12 @@ def load(conf: Config) -> Data:
                 for combo, value, stats, samples in rows:
                     found.values[(key, combo, tag)] = (value, stats, samples)
             found.reasons.update(_reasons(Path(conf.results_dir), result, tag))
+            versions = {k: b["version"] for k, b in benchmarks.items()}
+            side = found.sides.setdefault(tag, readings.Side())
+            readings.add_result(side, Path(conf.results_dir), result, versions)
             if tag not in found.releases:
                 found.releases.append(tag)
         found.releases.sort(key=lambda t: order.get(t, len(order)))
         machines[found.machine] = found
     readable = {m: [path for path, _ in paths] for m, (_, paths) in files.items()}
-    return Data(benchmarks, machines, problems, readable)
+    return Data(benchmarks, machines, problems, readable, Path(conf.results_dir))

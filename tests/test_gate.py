@@ -1,0 +1,179 @@
+"""The gate's rules (tfbench.gate.rules) on known readings, and the gate end to end on a
+test-only suite with planted changes (tests/planted), through asv results as a user's run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfbench import cli
+from tfbench.gate import rules
+from tfbench.gate.readings import Side
+from tfbench.units import KiB, MiB
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = {
+    "m.C.time_step": {"param_names": ["variant"], "params": [["'x'"]], "unit": "seconds"},
+    "m.C.peakmem_step": {"param_names": ["variant"], "params": [["'x'"]], "unit": "bytes"},
+    "m.CCosts.track_peak_increase": {"param_names": ["variant"], "params": [["'x'"]]},
+    "m.CCosts.track_growth_per_iteration": {"param_names": ["variant"], "params": [["'x'"]]},
+    "m.CCosts.track_leak": {"param_names": ["variant"], "params": [["'x'"]]},
+    "m.CCosts.track_graph_ops": {"param_names": ["variant"], "params": [["'x'"]]},
+}
+
+
+def side(benchmark: str, *runs: list[float | None]) -> Side:
+    s = Side()
+    for run in runs:
+        s.count += 1
+        for v in run:
+            s.add((benchmark, ("'x'",)), v, "error: boom")
+    return s
+
+
+def found(benchmark: str, a: list[list], b: list[list]) -> list[rules.Row]:
+    return rules.compare(BENCH, side(benchmark, *a), side(benchmark, *b))
+
+
+def test_same_readings_are_no_change():
+    for bench, runs in [
+        ("m.C.time_step", [[1.0 + i / 100 for i in range(10)]] * 2),
+        ("m.CCosts.track_peak_increase", [[10 * MiB, 10.5 * MiB]] * 2),
+        ("m.CCosts.track_leak", [[1.0, 0.0]] * 2),
+    ]:
+        assert found(bench, runs, runs) == []
+
+
+def test_time_needs_significance_a_floor_and_every_run_apart():
+    a = [[1.0 + i / 1000 for i in range(10)]] * 2
+    slow = [[1.3 + i / 1000 for i in range(10)]] * 2
+    (row,) = found("m.C.time_step", a, slow)
+    assert (row.direction, row.metric, row.params) == ("worse", "time_step", {"variant": "'x'"})
+    assert found("m.C.time_step", slow, a)[0].direction == "better"
+    # 6 samples a side cannot reach p < 0.002; 5% is under the floor; one fast run of B
+    assert found("m.C.time_step", [r[:3] for r in a], [r[:3] for r in slow]) == []
+    assert found("m.C.time_step", a, [[1.05 + i / 1000 for i in range(10)]] * 2) == []
+    assert found("m.C.time_step", a, [slow[0], a[0]]) == []
+
+
+def test_memory_needs_ranges_apart_by_the_floor_not_a_ratio():
+    near_zero = [[0.0, 100.0]], [[900.0, 1000.0]]  # x10, but far below a MiB
+    assert found("m.CCosts.track_peak_increase", *near_zero) == []
+    assert found("m.CCosts.track_peak_increase", [[10 * MiB]], [[10.9 * MiB]]) == []
+    (row,) = found("m.CCosts.track_peak_increase", [[10 * MiB, 11 * MiB]], [[27 * MiB]])
+    assert row.direction == "worse" and row.after == 27 * MiB
+    overlapping = [[10 * MiB, 30 * MiB]], [[27 * MiB, 29 * MiB]]
+    assert found("m.CCosts.track_peak_increase", *overlapping) == []
+
+
+def test_growth_floor_keeps_noise_flat_and_finds_a_planted_leak():
+    assert found("m.CCosts.track_growth_per_iteration", [[0.0, 50.0]], [[3 * KiB]]) == []
+    (row,) = found("m.CCosts.track_growth_per_iteration", [[0.0, 900.0]], [[64 * KiB]] * 2)
+    assert row.direction == "worse"
+    (row,) = found(
+        "m.CCosts.track_growth_per_iteration", [[230 * KiB, 236 * KiB]], [[40 * KiB, 44 * KiB]]
+    )
+    assert row.direction == "better"
+
+
+def test_leak_counts_only_a_unanimous_flip():
+    (row,) = found("m.CCosts.track_leak", [[0.0, 0.0, 0.0]], [[1.0, 1.0, 1.0]])
+    assert row.direction == "worse" and "flat -> leak" in row.evidence
+    assert found("m.CCosts.track_leak", [[0.0, 0.0, 0.0]], [[1.0, 0.0, 1.0]]) == []
+
+
+def test_counts_change_when_their_ranges_part():
+    assert found("m.CCosts.track_graph_ops", [[5.0, 5.0]], [[5.0, 6.0]]) == []
+    assert found("m.CCosts.track_graph_ops", [[5.0, 5.0]], [[7.0, 7.0]])[0].direction == "worse"
+
+
+def test_a_pattern_that_stops_running_counts():
+    (row,) = found("m.C.peakmem_step", [[500 * MiB], [501 * MiB]], [[None], [None]])
+    assert row.direction == "worse" and row.after is None and "boom" in row.evidence
+    assert found("m.C.peakmem_step", [[None], [None]], [[500 * MiB]] * 2)[0].direction == "better"
+    # measured in one run of a side only: flaky, not a change
+    assert found("m.C.peakmem_step", [[500 * MiB], [None]], [[None], [None]]) == []
+
+
+def test_rows_as_json_carry_what_the_issue_names():
+    (row,) = found("m.CCosts.track_leak", [[0.0]], [[1.0]])
+    assert set(row.as_json()) >= {"benchmark", "params", "metric", "direction", "before", "after"}
+    assert row.as_json()["params"] == {"variant": "x"}
+
+
+def test_bad_input_exits_2(capsys):
+    assert cli.main(["gate", "v0.0.0", "v2.21.0"]) == cli.EXIT_BAD_INPUT
+    assert "no release tag v0.0.0" in capsys.readouterr().err
+    assert cli.main(["gate", "v2.21.0", "v2.21.0", "--bench", "("]) == cli.EXIT_BAD_INPUT
+    assert cli.main(["gate", "v2.21.0", "v2.21.0", "--rounds", "0"]) == cli.EXIT_BAD_INPUT
+    assert cli.main(["gate", "v2.21.0", "v2.21.0", "--machine", "a b"]) == cli.EXIT_BAD_INPUT
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def planted_project(tmp_path_factory) -> Path:
+    """An asv project over a two-commit repository: v1.0.0 plants nothing, v1.0.1 plants a
+    25% slower step, a 64 KiB/iteration leak and a +16 MiB transient peak."""
+    base = tmp_path_factory.mktemp("planted")
+    repo = base / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    for tag, plant in (("v1.0.0", ""), ("v1.0.1", "slow leak peak")):
+        (repo / "plant").write_text(plant + "\n")
+        _git(repo, "add", "plant")
+        _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", tag)
+        _git(repo, "tag", tag)
+    conf = {
+        "version": 1,
+        "project": "planted",
+        "repo": str(repo),
+        "branches": ["main"],
+        "dvcs": "git",
+        "environment_type": "virtualenv",
+        "benchmark_dir": str(ROOT / "tests" / "planted"),
+        "results_dir": "results",
+        "env_dir": "env",
+        "html_dir": "html",
+        "launch_method": "forkserver",
+        "build_command": [],
+        "install_command": [],
+        "uninstall_command": [],
+    }
+    (base / "asv.conf.json").write_text(json.dumps(conf))
+    return base
+
+
+def _gate(project: Path, old: str, new: str, monkeypatch, capsys) -> tuple[int, list[dict]]:
+    monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
+    code = cli.main(
+        ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
+         "--python", sys.executable, "--json"]
+    )  # fmt: skip
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.slow
+def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
+    code, rows = _gate(planted_project, "v1.0.0", "v1.0.1", monkeypatch, capsys)
+    worse = {(r["params"]["variant"], r["metric"]) for r in rows if r["direction"] == "worse"}
+    assert code == 1
+    assert {
+        ("slow", "time_step"),
+        ("leak", "track_growth_per_iteration"),
+        ("leak", "track_leak"),
+        ("peak", "track_peak_increase"),
+    } <= worse, rows
+    assert not [r for r in rows if r["direction"] == "better"], rows
+    assert [m for v, m in worse if v == "slow"] == ["time_step"], rows  # nothing else moved
+
+
+@pytest.mark.slow
+def test_gate_same_commit_twice_is_quiet(planted_project, monkeypatch, capsys):
+    assert _gate(planted_project, "v1.0.1", "v1.0.1", monkeypatch, capsys) == (0, [])

@@ -1,0 +1,193 @@
+"""What counts as a change between two sides (each: every reading of every grid point).
+
+- time (`time_`): at least MIN_SAMPLES samples a side, a Mann-Whitney U test at p < P_VALUE
+  (asv compare's test and threshold) on the pooled samples, AND every run's median of one
+  side beyond every run's median of the other by more than TIME_FLOOR: the samples of one
+  process are not independent (one process can run 20-40% slower than another throughout,
+  the same release, same machine), so the runs' own spread is the noise to beat;
+- memory and growth (`peakmem_`, `track_peak_increase`, `track_allocator_peak`,
+  `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
+  more than the metric's floor: no ratios, so a near-zero baseline cannot make one;
+- counts (`track_graph_ops`, `track_traces`): ranges apart at all;
+- leak (`track_leak`): every reading of each side agrees, and the two sides disagree;
+- status: a point measured in every run of one side and in no run of the other (a pattern
+  that fails on one release) always counts.
+Mixed sides (a verdict that varies, a point measured in some runs only) are no change.
+
+The floors were measured from the same release measured as both sides (the A/A check,
+README "How far to trust a comparison"): each is above the largest same-release distance
+seen there, with room.
+"""
+
+from __future__ import annotations
+
+import ast
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from asv._stats import mann_whitney_u
+
+from tfbench.gate.readings import Point, Side
+from tfbench.units import KiB, MiB
+
+MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
+P_VALUE = 0.002
+TIME_FLOOR = 0.10
+PEAKMEM_FLOOR = 8 * MiB  # the whole process's peak RSS (TensorFlow's ~0.5 GiB included)
+PEAK_FLOOR, PEAK_SHARE = 1 * MiB, 0.05
+GROWTH_FLOOR, GROWTH_SHARE = 4 * KiB, 0.25
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str  # as `asv compare` prints it: benchmark(param values)
+    benchmark: str
+    params: dict[str, str]  # asv's form: repr of each value
+    metric: str  # the benchmark's method: time_step, track_growth_per_iteration, ...
+    direction: str  # worse | better
+    before: float | None  # the median of the side's readings; None: no reading
+    after: float | None
+    unit: str
+    evidence: str  # which rule fired, on what
+
+    def as_json(self) -> dict:
+        return {
+            "benchmark": self.benchmark,
+            "params": {k: ast.literal_eval(v) for k, v in self.params.items()},
+            "metric": self.metric,
+            "direction": self.direction,
+            "before": self.before,
+            "after": self.after,
+            "unit": self.unit,
+            "evidence": self.evidence,
+        }
+
+
+def memory_floor(a: list[float], b: list[float]) -> float:
+    return max(PEAK_FLOOR, PEAK_SHARE * max(map(abs, a + b)))
+
+
+def growth_floor(a: list[float], b: list[float]) -> float:
+    return max(GROWTH_FLOOR, GROWTH_SHARE * max(map(abs, a + b)))
+
+
+Runs = list[list[float]]  # a side's readings of one point, run by run
+Found = tuple[int, str] | None  # (1 worse, -1 better; the evidence), or no change
+
+
+def _pooled(runs: Runs) -> list[float]:
+    return [v for run in runs for v in run]
+
+
+def _apart(floor: Callable[[list[float], list[float]], float], what: str):
+    def rule(a_runs: Runs, b_runs: Runs) -> Found:
+        a, b = _pooled(a_runs), _pooled(b_runs)
+        gap = floor(a, b)
+        if min(b) - max(a) > gap:
+            sign = 1
+        elif min(a) - max(b) > gap:
+            sign = -1
+        else:
+            return None
+        return sign, (
+            f"{what}: ranges {_range(a)} and {_range(b)} apart by more than {gap:.4g} "
+            f"({len(a)} and {len(b)} readings)"
+        )
+
+    return rule
+
+
+def _range(values: list[float]) -> str:
+    return f"[{min(values):.4g}, {max(values):.4g}]"
+
+
+def time_rule(a_runs: Runs, b_runs: Runs) -> Found:
+    a, b = _pooled(a_runs), _pooled(b_runs)
+    if min(len(a), len(b)) < MIN_SAMPLES:
+        return None
+    a_med, b_med = ([statistics.median(r) for r in runs] for runs in (a_runs, b_runs))
+    if min(b_med) > max(a_med) * (1 + TIME_FLOOR):
+        sign, ratio = 1, min(b_med) / max(a_med)
+    elif max(b_med) * (1 + TIME_FLOOR) < min(a_med):
+        sign, ratio = -1, max(b_med) / min(a_med)
+    else:
+        return None
+    _, p = mann_whitney_u(a, b)
+    if p >= P_VALUE:
+        return None
+    return sign, (
+        f"time: every run's median apart, by x{ratio:.2f} at least (floor {TIME_FLOOR:.0%}); "
+        f"Mann-Whitney U p={p:.1e} ({len(a)} and {len(b)} samples, {len(a_runs)} and "
+        f"{len(b_runs)} runs)"
+    )
+
+
+def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:
+    a, b = _pooled(a_runs), _pooled(b_runs)
+    if len(set(a)) != 1 or len(set(b)) != 1 or a[0] == b[0]:
+        return None
+    return (1 if b[0] > a[0] else -1), (
+        f"leak verdict {'flat -> leak' if b[0] > a[0] else 'leak -> flat'}, unanimous "
+        f"({len(a)} and {len(b)} readings)"
+    )
+
+
+RULES = {
+    "time_": time_rule,
+    "peakmem_": _apart(lambda a, b: PEAKMEM_FLOOR, "process peak"),
+    "track_peak_increase": _apart(memory_floor, "peak increase"),
+    "track_allocator_peak": _apart(memory_floor, "allocator peak"),
+    "track_growth_per_iteration": _apart(growth_floor, "growth"),
+    "track_leak": leak_rule,
+    "track_": _apart(lambda a, b: 0.0, "count"),  # graph ops, traces: exact counts
+}
+
+
+def rule_for(method: str) -> Callable[[Runs, Runs], Found]:
+    return next(rule for prefix, rule in RULES.items() if method.startswith(prefix))
+
+
+def _status(point: Point, a: Side, b: Side) -> Found:
+    """A point measured in every run of one side and in none of the other."""
+    a_has, b_has = point in a.runs, point in b.runs
+    a_all, b_all = a_has and point not in a.missing, b_has and point not in b.missing
+    if a_all and not b_has and point in b.missing:
+        return 1, f"no reading after: {b.missing[point][0]}"
+    if b_all and not a_has and point in a.missing:
+        return -1, f"no reading before: {a.missing[point][0]}"
+    return None
+
+
+def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Row]:
+    """The rows where side b differs from side a by the rules above, worse first."""
+    rows = []
+    for point in sorted(set(a.runs) | set(b.runs) | set(a.missing) | set(b.missing)):
+        key, combo = point
+        bench = benchmarks.get(key)
+        if bench is None:
+            continue  # not in the suite being compared (another version's results)
+        method = key.rpartition(".")[2]
+        found = _status(point, a, b)
+        if found is None and point in a.runs and point in b.runs:
+            found = rule_for(method)(a.runs[point], b.runs[point])
+        if found is None:
+            continue
+        sign, evidence = found
+        before, after = (
+            statistics.median(s.values(point)) if point in s.runs else None for s in (a, b)
+        )
+        rows.append(
+            Row(
+                f"{key}({', '.join(combo)})" if combo else key,
+                key,
+                dict(zip(bench["param_names"], combo)),
+                method,
+                "worse" if sign > 0 else "better",
+                before,
+                after,
+                bench.get("unit") or "",
+                evidence,
+            )
+        )
+    return sorted(rows, key=lambda r: (r.direction != "worse", r.name))
