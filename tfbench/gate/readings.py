@@ -26,6 +26,7 @@ PROBE_FIGURES = {
     "track_allocator_peak": "allocator_peak_bytes",
     "track_graph_ops": "graph_ops",
     "track_traces": "traces",
+    "track_graph_ops_per_call": "graph_ops_per_call",
 }
 
 Point = tuple[str, tuple[str, ...]]  # (benchmark, asv's param values as it prints them)

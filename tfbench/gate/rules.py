@@ -33,10 +33,10 @@ from tfbench.units import KiB, MiB
 
 MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
 P_VALUE = 0.002
-TIME_FLOOR = 0.10
+TIME_FLOOR = 0.15
 PEAKMEM_FLOOR = 8 * MiB  # the whole process's peak RSS (TensorFlow's ~0.5 GiB included)
 PEAK_FLOOR, PEAK_SHARE = 1 * MiB, 0.05
-GROWTH_FLOOR, GROWTH_SHARE = 4 * KiB, 0.25
+GROWTH_FLOOR, GROWTH_SHARE = 16 * KiB, 0.25
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from tfbench.gate import readings
 from tfbench.history import envs, repo
 from tfbench.history.asvconf import derived_config, load_config
 
-ROUNDS = 2
+ROUNDS = 3
 SIDES = ("A", "B")
 
 

@@ -1,0 +1,27 @@
+"""The articles' fifteen examples as written (tfbench/scenarios/articles.py)."""
+
+from tfbench.scenarios import articles, variants
+
+from . import common
+
+EXAMPLES = [variants(articles.EXAMPLES)]
+
+
+class Articles(common.StepBenchmark):
+    family, params, param_names = "article", EXAMPLES, ["variant"]
+    version = common.version(articles)
+
+
+class ArticlesCosts(common.ProbeCosts, common.GraphOps, common.Traces):
+    family, params, param_names = "article", EXAMPLES, ["variant"]
+    version = common.version(articles)
+
+    def setup_cache(self):
+        return self.measure()
+
+    setup_cache.timeout = 1800
+
+    def track_graph_ops_per_call(self, cache, *params):
+        return self._figure("graph_ops_per_call")
+
+    track_graph_ops_per_call.unit = "operations/call"
