@@ -11,6 +11,8 @@ import pytest
 from tfbench import scenarios, targets
 from tfbench.publish import articles
 from tfbench.publish.articles import Example, Literal, finding
+from tfbench.publish.families import Family
+from tfbench.publish.results import MachineResults
 from tfbench.units import KiB
 
 EXAMPLES = sorted(sid for sid in scenarios.CATALOG if sid.startswith("article."))
@@ -146,3 +148,55 @@ def test_short_error_names_the_exception():
         "InaccessibleTensorError"
     )
     assert articles.short_error("timeout: run killed after 600 s") == "run killed after 600 s"
+
+
+def _machine(with_block_leaks: int) -> tuple[dict, MachineResults]:
+    """sessions.ex1 leaking 800 KiB and 3 ops per call on one release; the isolating
+    Sessions(with_block) point flat or leaking."""
+    m = MachineResults("box", ["v2.21.0"])
+    ex = ("'sessions.ex1'",)
+    figures = {
+        "track_leak": 1,
+        "track_growth_per_iteration": 800 * KiB,
+        "track_peak_increase": 40 * 2**20,
+        "track_graph_ops_per_call": 3.0,
+    }
+    for method, value in figures.items():
+        m.values[(f"articles.ArticlesCosts.{method}", ex, "v2.21.0")] = (value, None, None)
+    m.values[("articles.Articles.time_step", ex, "v2.21.0")] = (0.1, None, None)
+    point = ("'with_block'", "'off'", "'CPU'")
+    m.values[("graphs.SessionsCosts.track_leak", point, "v2.21.0")] = (
+        with_block_leaks,
+        None,
+        None,
+    )
+    fams = {
+        "articles.Articles": Family(
+            "articles.Articles", ["variant"], [[f"'{v}'" for v in VARIANTS]]
+        ),
+        "graphs.Sessions": Family(
+            "graphs.Sessions",
+            ["variant", "allow_growth", "device"],
+            [["'with_block'"], ["'off'", "'on'"], ["'CPU'", "'GPU'"]],
+        ),
+    }
+    return fams, m
+
+
+VARIANTS = [sid.split(".", 1)[1] for sid in EXAMPLES]
+
+
+def test_the_report_section_derives_each_finding_from_the_results():
+    def ex1(with_block_leaks):
+        fams, m = _machine(with_block_leaks)
+        (section,) = [s for s in articles.sections(fams, m) if s.article.number == "001"]
+        return section.examples[0]
+
+    flat = ex1(0)
+    assert flat.literal[0].text().startswith("100 ms · peak +40 MiB · LEAK 800 KiB/call")
+    ((text, tags),) = flat.findings
+    assert tags == ["v2.21.0"]
+    assert "from graph growth (+3 ops/call)" in text
+    assert "not from the with-block Session left open: Sessions(with_block) is flat" in text
+    ((leaking, _),) = ex1(1).findings
+    assert "not from" not in leaking and "Sessions(with_block) leaks too" in leaking

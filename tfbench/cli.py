@@ -338,6 +338,7 @@ def _gate(args: argparse.Namespace) -> int:
     import re
 
     from asv.machine import Machine
+    from asv.util import UserError
 
     from tfbench.gate import rules, session
     from tfbench.publish.results import MACHINE_NAME
@@ -355,9 +356,11 @@ def _gate(args: argparse.Namespace) -> int:
         raise BadInput(f"--rounds must be at least 1, got {args.rounds}")
     if args.flavour not in ("cpu", "gpu"):
         raise BadInput(f"--flavour {args.flavour!r}: choose from cpu, gpu")
+    if args.python and not args.python.is_file():
+        raise BadInput(f"--python {args.python}: no such interpreter")
     try:
         session.commits(args.config, [old, new])
-    except ValueError as e:
+    except (ValueError, OSError, UserError) as e:  # unknown tags, a missing configuration
         raise BadInput(str(e)) from None
     work = Path(args.config).resolve().parent / ".asv" / "gate" / f"{old}-{new}"
     shutil.rmtree(work, ignore_errors=True)
@@ -376,10 +379,10 @@ def _gate(args: argparse.Namespace) -> int:
 
         results_dir = Path(load_config(args.config).results_dir)
         _progress(f"kept in {gate.keep(results_dir, machine, (old, new), args.rounds, rows)}")
-    _progress(
-        f"{args.rounds} round(s) in {measured.seconds:.0f} s; environment switches "
-        f"{max(measured.switches):.1f} s at most; runs kept in {work}"
+    switch = f"; environment switches {max(measured.switches):.2f} s at most" * bool(
+        measured.switches
     )
+    _progress(f"{args.rounds} round(s) in {measured.seconds:.0f} s{switch}; runs kept in {work}")
     if args.json:
         print(json.dumps([r.as_json() for r in rows], indent=2))
     else:

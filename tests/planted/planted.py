@@ -14,8 +14,8 @@ from benchmarks import common
 from tfbench import scenarios
 from tfbench.units import KiB, MiB
 
-MATRIX = np.random.default_rng(1).standard_normal((160, 160))
-KEPT: list[bytearray] = []
+KEPT: list[np.ndarray] = []
+WORK = 40_000  # Python additions per step (about 2 ms): steadier between processes than BLAS
 
 
 def planted() -> set[str]:
@@ -30,13 +30,14 @@ def planted() -> set[str]:
 
 def prepare(change: str):
     active = change in planted()
-    products = 10 if active and change == "slow" else 8
+    additions = WORK * 5 // 4 if active and change == "slow" else WORK
 
     def step():
-        for _ in range(products):
-            MATRIX @ MATRIX
+        total = 0
+        for i in range(additions):
+            total += i
         if active and change == "leak":
-            KEPT.append(bytearray(os.urandom(64 * KiB)))  # touched: resident
+            KEPT.append(np.ones(64 * KiB // 8))  # written: resident
         if active and change == "peak":
             np.ones(16 * MiB // 8).sum()
 

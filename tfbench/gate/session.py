@@ -39,7 +39,7 @@ class Measured:
     before: readings.Side
     after: readings.Side
     seconds: float
-    switches: list[float]  # seconds to make each side's environment ready, per run
+    switches: list[float]  # seconds to have a side's (existing) environment ready, per run
 
 
 def commits(conf_path: str, tags: list[str]) -> dict[str, str]:
@@ -70,7 +70,9 @@ def release_python(tag: str, flavour: str, root: Path | None, say: Callable[[str
 
 def _asv_run(
     conf: Path, python: Path, commit: str, bench: str | None, machine: str, log: Path
-) -> None:
+) -> bool:
+    """One asv run into the run's own results; False when some benchmark failed (asv's exit
+    2: the results are saved, the failures are readings of that side)."""
     command = [
         sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
         "--set-commit-hash", commit, "--record-samples", "--machine", machine,
@@ -81,9 +83,10 @@ def _asv_run(
     env = dict(os.environ, ASV_COMMIT=commit, TFBENCH_REPEATS="1")
     with log.open("w") as out:
         run = subprocess.run(command, cwd=conf.parent, env=env, stdout=out, stderr=out)
-    if run.returncode:
+    if run.returncode not in (0, 2):
         tail = log.read_text().strip().splitlines()[-15:]
         raise GateError(f"asv run failed (exit {run.returncode}), {log}:\n" + "\n".join(tail))
+    return run.returncode == 0
 
 
 def ensure_machine(machine: str) -> None:
@@ -121,7 +124,8 @@ def measure(
         for side, tag in sides.items():
             began = time.monotonic()
             py = python or release_python(tag, flavour, env_root, say)
-            switches.append(time.monotonic() - began)
+            if r > 1:  # the first round may create the environments
+                switches.append(time.monotonic() - began)
             run_dir = work / f"{side}{r}"
             conf = derived_config(
                 conf_path, run_dir, results_dir=run_dir / "results", html_dir=run_dir / "html"
@@ -130,8 +134,12 @@ def measure(
                 ensure_machine(machine)
             say(f"round {r}/{rounds}: {side} = {tag} ...")
             began = time.monotonic()
-            _asv_run(conf, py, hashes[tag], bench, machine, run_dir / "asv.log")
-            say(f"round {r}/{rounds}: {side} = {tag} measured in {time.monotonic() - began:.0f} s")
+            clean = _asv_run(conf, py, hashes[tag], bench, machine, run_dir / "asv.log")
+            failed = "" if clean else f" (some benchmarks failed: {run_dir / 'asv.log'})"
+            say(
+                f"round {r}/{rounds}: {side} = {tag} measured in "
+                f"{time.monotonic() - began:.0f} s{failed}"
+            )
             dirs[side].append(run_dir / "results")
     benchmarks = dict(Benchmarks.load(load_config(work / "A1" / "asv.conf.json")))
     before, after = (readings.read_side(dirs[s], machine, hashes[tag]) for s, tag in sides.items())

@@ -55,10 +55,11 @@ def families(benchmarks: dict[str, dict]) -> list[Family]:
 
 
 def scenario_point(family: Family, combo: tuple[str, ...]) -> bool:
-    """Whether a CPU grid point is one a scenario has (NumPy under a tape is not)."""
+    """Whether a CPU grid point is one a scenario has (NumPy under a tape is not); a
+    scenario without a device param (an article's example) runs on the default device."""
     params = {n: ast.literal_eval(v) for n, v in zip(family.param_names, combo)}
     variant = params.pop("variant")
-    if params.get("device") != "CPU":
+    if params.get("device", "CPU") != "CPU":
         return False
     for sid, scenario in scenarios.CATALOG.items():
         if sid.split(".", 1)[1] == variant:

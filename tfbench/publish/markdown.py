@@ -55,14 +55,11 @@ def _articles(m: MachineReport) -> list[str]:
                 f"- finding on {', '.join(map(_t, tags))}: {_t(text)}"
                 for text, tags in ex.findings
             ]
-            out += [
-                "",
-                "| release | as written | " + " | ".join(i.label for i, _ in ex.isolating) + " |",
-            ]
-            out.append("|---" * (2 + len(ex.isolating)) + "|")
+            heads = ["release", "as written", *(i.label for i, _ in ex.isolating)]
+            out += ["", "| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
             for k, lit in enumerate(ex.literal):
-                cells = [LEAK_WORD[v[k]] for _, v in ex.isolating]
-                out.append(f"| {_t(lit.release)} | {_t(lit.text())} | " + " | ".join(cells) + " |")
+                verdicts = [LEAK_WORD[v[k]] for _, v in ex.isolating]
+                out.append("| " + " | ".join([_t(lit.release), _t(lit.text()), *verdicts]) + " |")
     return out
 
 
