@@ -118,6 +118,8 @@ def _lit(**figures) -> Literal:
 def test_findings_follow_the_figures():
     flat = finding(LEAKY, _lit(), None, {})
     assert flat.startswith("does not grow") and "contrary to the article" in flat
+    slow_graph = finding(LEAKY, _lit(ops_per_call=2.0, growth=40 * KiB), None, {})
+    assert slow_graph.startswith("no leak verdict, but its graph grows (+2 ops, 40 KiB per call)")
     leak = finding(
         LEAKY,
         _lit(leak=True, growth=80 * KiB, ops_per_call=3.0),

@@ -312,8 +312,14 @@ def finding(
         return "not measured"
     if example.expects in ("leak", "flat"):
         what = f"leaks ({format_bytes(lit.growth)}/call)" if lit.leak else "does not grow"
-        if lit.leak and lit.ops_per_call is not None and lit.ops_per_call >= GRAPH_GROWTH:
+        grows = lit.ops_per_call is not None and lit.ops_per_call >= GRAPH_GROWTH
+        if lit.leak and grows:
             what += f", from graph growth (+{lit.ops_per_call:g} ops/call)"
+        elif grows:  # too little per call for the probe's window to call it a leak
+            what = (
+                f"no leak verdict, but its graph grows (+{lit.ops_per_call:g} ops, "
+                f"{format_bytes(lit.growth)} per call)"
+            )
         agrees = lit.leak == (example.expects == "leak")
         out = f"{what}: {'as the article says' if agrees else 'contrary to the article'}"
         first = example.isolating[0].label if example.isolating else None
