@@ -52,7 +52,11 @@ class Side:
 
     def values(self, point: Point) -> list[float]:
         """Every reading of the point, pooled over runs."""
-        return [v for run in self.runs.get(point, []) for v in run]
+        return pooled(self.runs.get(point, []))
+
+
+def pooled(runs: list[list[float]]) -> list[float]:
+    return [v for run in runs for v in run]
 
 
 def probe_key(combo: tuple[str, ...]) -> str:
@@ -60,29 +64,40 @@ def probe_key(combo: tuple[str, ...]) -> str:
     return "|".join(str(ast.literal_eval(v)) for v in combo)
 
 
-def _probes(results_dir: Path, result: Results) -> dict[str, dict[str, list[dict]]]:
-    kept: dict[str, dict[str, list[dict]]] = {}
+Probes = dict[str, dict[str, list[dict]]]  # Costs class -> probe key -> the repeats
+
+
+def probes(results_dir: Path, result: Results) -> Probes:
+    """The probe repeats kept beside one results file (benchmarks/common.keep_outcomes).
+    Untrusted input like any result: what is not of that shape is left out."""
+    kept: Probes = {}
     for path in results_dir.glob(f"probes/{result.commit_hash[:8]}-{result.env_name}-*.json"):
         try:
-            kept.update(json.loads(path.read_text()))
+            loaded = json.loads(path.read_text())
         except (OSError, ValueError):
             continue  # without them the side has asv's one value per point
+        for costs, points in loaded.items() if isinstance(loaded, dict) else ():
+            if isinstance(points, dict):
+                kept[costs] = {
+                    key: [r for r in repeats if isinstance(r, dict)]
+                    for key, repeats in points.items()
+                    if isinstance(repeats, list)
+                }
     return kept
 
 
 def add_result(
-    side: Side, results_dir: Path, result: Results, versions: dict[str, str] | None = None
+    side: Side, result: Results, kept: Probes, versions: dict[str, str] | None = None
 ) -> None:
-    """One asv results file's readings (and its probe repeats) into the side; with
+    """One asv results file's readings (and its probe repeats, `kept`) into the side; with
     `versions`, only the benchmarks measured by that version of their code."""
-    probes = _probes(results_dir, result)
     side.count += 1
     for key in result.get_all_result_keys():
         if versions is not None and result.benchmark_version.get(key) != versions.get(key):
             continue
         params = result.get_result_params(key)
         module_class, _, method = key.rpartition(".")
-        repeats = probes.get(module_class.rpartition(".")[2], {})
+        repeats = kept.get(module_class.rpartition(".")[2], {})
         rows = zip(
             itertools.product(*params),
             result.get_result_value(key, params),
@@ -94,7 +109,10 @@ def add_result(
             if probed:
                 name = PROBE_FIGURES[method]
                 for r in probed:
-                    figure = r[name] if name in r else r.get("counters", {}).get(name)
+                    counters = r.get("counters")
+                    figure = r.get(
+                        name, counters.get(name) if isinstance(counters, dict) else None
+                    )
                     side.add(point, figure, f"{r.get('status')}: {r.get('error')}")
             elif samples and method.startswith("time_"):
                 for s in samples:
@@ -108,5 +126,6 @@ def read_side(results_dirs: list[Path], machine: str, commit: str) -> Side:
     side = Side()
     for results_dir in results_dirs:
         for path in sorted((results_dir / machine).glob(f"{commit[:8]}-*.json")):
-            add_result(side, results_dir, Results.load(str(path), machine_name=machine))
+            result = Results.load(str(path), machine_name=machine)
+            add_result(side, result, probes(results_dir, result))
     return side

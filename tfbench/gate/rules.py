@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from asv._stats import mann_whitney_u
 
-from tfbench.gate.readings import Point, Side
+from tfbench.gate.readings import Point, Side, pooled
 from tfbench.units import KiB, MiB
 
 MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
@@ -85,13 +85,9 @@ Runs = list[list[float]]  # a side's readings of one point, run by run
 Found = tuple[int, str] | None  # (1 worse, -1 better; the evidence), or no change
 
 
-def _pooled(runs: Runs) -> list[float]:
-    return [v for run in runs for v in run]
-
-
 def _apart(floor: Callable[[list[float], list[float]], float], what: str):
     def rule(a_runs: Runs, b_runs: Runs) -> Found:
-        a, b = _pooled(a_runs), _pooled(b_runs)
+        a, b = pooled(a_runs), pooled(b_runs)
         gap = floor(a, b)
         if min(b) - max(a) > gap:
             sign = 1
@@ -112,7 +108,7 @@ def _range(values: list[float]) -> str:
 
 
 def time_rule(a_runs: Runs, b_runs: Runs) -> Found:
-    a, b = _pooled(a_runs), _pooled(b_runs)
+    a, b = pooled(a_runs), pooled(b_runs)
     if min(len(a), len(b)) < MIN_SAMPLES or min(len(a_runs), len(b_runs)) < MIN_RUNS:
         return None
     ratio = statistics.median(b) / statistics.median(a)
@@ -132,7 +128,7 @@ def time_rule(a_runs: Runs, b_runs: Runs) -> Found:
 
 
 def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:
-    a, b = _pooled(a_runs), _pooled(b_runs)
+    a, b = pooled(a_runs), pooled(b_runs)
     if len(set(a)) != 1 or len(set(b)) != 1 or a[0] == b[0]:
         return None
     return (1 if b[0] > a[0] else -1), (

@@ -52,6 +52,10 @@ def gate_command(row: Row, machine: str, pair: tuple[str, str]) -> str:
     return shlex.join(["tfbench", "gate", *pair, "--machine", machine, "--bench", point])
 
 
+def kept_path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
+    return results_dir / KEPT / machine / f"{pair[0]}-{pair[1]}.json"
+
+
 def _items(rows: list[Row], machine: str, pair: tuple[str, str]) -> list[Item]:
     return [Item(r, graph_url(r, machine), gate_command(r, machine, pair)) for r in rows]
 
@@ -59,16 +63,17 @@ def _items(rows: list[Row], machine: str, pair: tuple[str, str]) -> list[Item]:
 def history_changes(data: Data, machine: MachineResults) -> list[Changes]:
     """Every adjacent pair of releases, oldest first, by the gate's rules on the history."""
     tags = machine.releases
-    return [
-        Changes(
-            (old, new),
-            _items(compare(data.benchmarks, machine.sides[old], machine.sides[new]), *[
-                machine.machine, (old, new)
-            ]),
-            "the recorded history: each release's samples and probe repeats",
+    changes = []
+    for pair in zip(tags, tags[1:]):
+        rows = compare(data.benchmarks, machine.sides[pair[0]], machine.sides[pair[1]])
+        changes.append(
+            Changes(
+                pair,
+                _items(rows, machine.machine, pair),
+                "the recorded history: each release's samples and probe repeats",
+            )
         )
-        for old, new in zip(tags, tags[1:])
-    ]  # fmt: skip
+    return changes
 
 
 def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes | None:
@@ -77,7 +82,7 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
     if len(machine.releases) < 2:
         return None
     pair = (machine.releases[-2], machine.releases[-1])
-    path = results_dir / KEPT / machine.machine / f"{pair[0]}-{pair[1]}.json"
+    path = kept_path(results_dir, machine.machine, pair)
     try:
         kept = json.loads(path.read_text())
         rows = [_checked(data, r) for r in kept["rows"]]
@@ -117,7 +122,7 @@ def keep(
     results_dir: Path, machine: str, pair: tuple[str, str], rounds: int, rows: list[Row]
 ) -> Path:
     """Write a whole-suite gate run where the report finds it."""
-    path = results_dir / KEPT / machine / f"{pair[0]}-{pair[1]}.json"
+    path = kept_path(results_dir, machine, pair)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         json.dumps({"rounds": rounds, "rows": [r.as_json() for r in rows]}, indent=1) + "\n"

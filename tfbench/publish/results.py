@@ -48,21 +48,15 @@ class Data:
     results_dir: Path | None = None
 
 
-def _reasons(results_dir: Path, result: Results, tag: str) -> dict[tuple[str, str, str], str]:
-    """The probe outcomes kept beside the results (benchmarks/common.keep_outcomes)."""
+def _reasons(kept: readings.Probes, tag: str) -> dict[tuple[str, str, str], str]:
+    """Why a probe point has no figures on this release: the first repeat's status and
+    error, where no repeat measured (a pattern that fails there, a device missing)."""
     found = {}
-    for path in results_dir.glob(f"probes/{result.commit_hash[:8]}-{result.env_name}-*.json"):
-        try:
-            kept = json.loads(path.read_text())
-            for costs, points in kept.items():
-                for key, repeats in points.items():
-                    failed = [r for r in repeats if r.get("status") not in ("ok", "over_budget")]
-                    if len(failed) == len(repeats):  # no repeat measured: the first one's why
-                        found[(costs, key, tag)] = (
-                            f"{failed[0]['status']}: {failed[0].get('error')}"
-                        )
-        except (OSError, ValueError, AttributeError, KeyError, TypeError):
-            continue  # an unreadable outcome file only costs the reasons
+    for costs, points in kept.items():
+        for key, repeats in points.items():
+            failed = [r for r in repeats if r.get("status") not in ("ok", "over_budget")]
+            if failed and len(failed) == len(repeats):
+                found[(costs, key, tag)] = f"{failed[0].get('status')}: {failed[0].get('error')}"
     return found
 
 
@@ -161,6 +155,7 @@ def load(conf: Config) -> Data:
     machines: dict[str, MachineResults] = {}
     files, unreadable = readable_files(Path(conf.results_dir))
     problems += unreadable
+    versions = {k: b["version"] for k, b in benchmarks.items()}
     for name, loaded_files in files.values():
         found = MachineResults(name)
         for path, result in loaded_files:
@@ -169,10 +164,7 @@ def load(conf: Config) -> Data:
                 problems.append(f"{path}: commit {result.commit_hash[:8]} is no tracked release")
                 continue
             for key in result.get_all_result_keys():
-                if (
-                    key not in benchmarks
-                    or result.benchmark_version.get(key) != benchmarks[key]["version"]
-                ):
+                if key not in versions or result.benchmark_version.get(key) != versions[key]:
                     continue  # measured by other code than the current benchmark: not comparable
                 params = result.get_result_params(key)
                 rows = zip(
@@ -183,10 +175,10 @@ def load(conf: Config) -> Data:
                 )
                 for combo, value, stats, samples in rows:
                     found.values[(key, combo, tag)] = (value, stats, samples)
-            found.reasons.update(_reasons(Path(conf.results_dir), result, tag))
-            versions = {k: b["version"] for k, b in benchmarks.items()}
+            kept = readings.probes(Path(conf.results_dir), result)
+            found.reasons.update(_reasons(kept, tag))
             side = found.sides.setdefault(tag, readings.Side())
-            readings.add_result(side, Path(conf.results_dir), result, versions)
+            readings.add_result(side, result, kept, versions)
             if tag not in found.releases:
                 found.releases.append(tag)
         found.releases.sort(key=lambda t: order.get(t, len(order)))
