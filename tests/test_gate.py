@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tfbench import cli
-from tfbench.gate import rules
+from tfbench.gate import rules, session
 from tfbench.gate.readings import Side
 from tfbench.publish import gate
 from tfbench.units import KiB, MiB
@@ -109,6 +109,36 @@ def test_rows_as_json_carry_what_the_issue_names():
     assert row.as_json()["params"] == {"variant": "x"}
 
 
+def test_a_point_missing_from_the_first_runs_keeps_its_runs_apart():
+    """A gate's time points are in its time runs only, its memory points in its memory runs."""
+    s = Side()
+    for run in ([], [1.0, 1.1], [], [2.0, 2.1, 2.2]):
+        s.count += 1
+        for v in run:
+            s.add(("m.C.time_step", ("'x'",)), v)
+    assert s.runs[("m.C.time_step", ("'x'",))] == [[1.0, 1.1], [2.0, 2.1, 2.2]]
+
+
+def test_a_run_selects_its_kind_among_what_bench_selects():
+    import re
+
+    names = [
+        "loops.MatrixPower.time_step('numpy', 64)",
+        "loops.MatrixPower.peakmem_step('numpy', 64)",
+        "loops.MatrixPowerCosts.track_growth_per_iteration('numpy', 64)",
+        "graphs.Eager.time_step('loop')",
+    ]
+
+    def picked(kind: str, bench: str | None) -> list[int]:
+        return [i for i, n in enumerate(names) if re.search(session.selection(kind, bench), n)]
+
+    assert picked("time", None) == [0, 3] and picked("memory", None) == [1, 2]
+    assert picked("time", r"^loops\.") == [0] and picked("memory", "MatrixPower") == [1, 2]
+    assert picked("memory", r"numpy', 64\)$") == [1, 2]  # a grid point, anchored at its end
+    assert picked("time", r"^graphs\.Eager\.time_step\('loop'\)$") == [3]
+    assert picked("memory", "Eager") == [] and picked("time", "Costs") == []
+
+
 def test_bad_input_exits_2(capsys):
     assert cli.main(["gate", "v0.0.0", "v2.21.0"]) == cli.EXIT_BAD_INPUT
     assert "no release tag v0.0.0" in capsys.readouterr().err
@@ -187,6 +217,17 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
 @pytest.mark.slow
 def test_gate_same_commit_twice_is_quiet(planted_project, monkeypatch, capsys):
     assert _gate(planted_project, "v1.0.1", "v1.0.1", monkeypatch, capsys) == (0, [])
+
+
+@pytest.mark.slow
+def test_gate_bench_that_selects_nothing_is_bad_input(planted_project, monkeypatch, capsys):
+    monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(planted_project / "repo"))
+    code = cli.main(
+        ["gate", "v1.0.0", "v1.0.1", "--config", str(planted_project / "asv.conf.json"),
+         "--machine", "planted", "--python", sys.executable, "--bench", "no_such_benchmark"]
+    )  # fmt: skip
+    assert code == cli.EXIT_BAD_INPUT
+    assert "selects no benchmark" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -369,6 +369,8 @@ def _gate(args: argparse.Namespace) -> int:
             args.config, old, new, work, machine, args.bench, args.rounds, args.flavour,
             args.env_dir, args.python, _progress,
         )  # fmt: skip
+    except session.NothingSelected as e:
+        raise BadInput(str(e)) from None
     except session.GateError as e:
         print(f"tfbench: gate: {e}", file=sys.stderr)
         return 3

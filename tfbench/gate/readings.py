@@ -40,14 +40,17 @@ class Side:
     runs: dict[Point, list[list[float]]] = field(default_factory=dict)
     missing: dict[Point, list[str]] = field(default_factory=dict)
     count: int = 0  # asv runs read
+    _last: dict[Point, int] = field(default_factory=dict, repr=False)  # run of runs[p][-1]
 
     def add(self, point: Point, value: Any, why: str = "no value") -> None:
+        """A reading of the run read last (a point need not be in every run)."""
         if value is None or (isinstance(value, float) and math.isnan(value)):
             self.missing.setdefault(point, []).append(why)
             return
         runs = self.runs.setdefault(point, [])
-        if len(runs) < self.count:
+        if self._last.get(point) != self.count:
             runs.append([])
+            self._last[point] = self.count
         runs[-1].append(float(value))
 
     def values(self, point: Point) -> list[float]:

@@ -1,11 +1,17 @@
-"""Two releases measured in one session on this machine, interleaved A B A B ..., by asv.
+"""Two releases measured in one session on this machine, interleaved, by asv.
 
-Each round runs `asv run` once per side, in the side's release environment (made from the
-release's lock, cached: tfbench.history.envs) posed as an existing environment with the
-release's commit (`--set-commit-hash`), into a results directory of its own: the same tag
-on both sides (the A/A check) needs no special case, and nothing lands in the project's
-results. asv records time samples (--record-samples); the probe measures each point once
-per round (TFBENCH_REPEATS=1), so each side has one probe reading per round.
+Each side is the release's environment (made from its lock, cached: tfbench.history.envs)
+posed to asv as an existing environment with the release's commit (`--set-commit-hash`);
+every asv run writes into a results directory of its own, so the same tag on both sides
+(the A/A check) needs no special case and nothing lands in the project's results.
+
+A round measures memory, then time. Memory (`peakmem_`, the probe's `track_`; the probe
+measures each point once a round, TFBENCH_REPEATS=1) is read in the first MEMORY_ROUNDS
+rounds, both sides at once: a reading is one process's own RSS, which a neighbour does not
+change, and both sides then see the same machine at the same moment (a leaking pattern's
+peak drifts by 20% over a session). Time (`time_`, every sample recorded) is read in every
+round, A then B, with nothing beside it. Rounds after the memory ones are time only: time
+needs 3 runs a side to be quiet (tfbench/gate/rules.py), memory 2.
 """
 
 from __future__ import annotations
@@ -25,12 +31,18 @@ from tfbench.gate import readings
 from tfbench.history import envs, repo
 from tfbench.history.asvconf import derived_config, load_config
 
-ROUNDS = 3
+ROUNDS = 3  # time: 3 runs a side (tfbench/gate/rules.py)
+MEMORY_ROUNDS = 2  # memory: 2 readings a side, both sides at once
+TIME_SAMPLES = 5  # asv `repeat` of a time_ benchmark in one run: 15 samples a side
 SIDES = ("A", "B")
 
 
 class GateError(RuntimeError):
     """A side could not be measured: its environment or an asv run failed."""
+
+
+class NothingSelected(ValueError):
+    """--bench selects no benchmark of the suite."""
 
 
 @dataclass
@@ -68,25 +80,69 @@ def release_python(tag: str, flavour: str, root: Path | None, say: Callable[[str
     return python
 
 
-def _asv_run(
-    conf: Path, python: Path, commit: str, bench: str | None, machine: str, log: Path
-) -> bool:
-    """One asv run into the run's own results; False when some benchmark failed (asv's exit
-    2: the results are saved, the failures are readings of that side)."""
+def selection(kind: str, bench: str | None) -> str:
+    """asv's --bench for one kind of run: its benchmarks (time_ or the rest) among those the
+    user's regex selects (asv matches `name(params)` with re.search; lookaheads intersect)."""
+    kind_re = r"(?=[^(]*\.time_)" if kind == "time" else r"(?![^(]*\.time_)"
+    return f"^{kind_re}" + (f"(?=.*?(?:{bench}))" if bench else "")
+
+
+@dataclass
+class Run:
+    """One asv run of one side, started."""
+
+    process: subprocess.Popen
+    log: Path
+    results: Path
+
+
+def _start(
+    run_dir: Path,
+    conf_path: str,
+    python: Path,
+    commit: str,
+    bench: str,
+    machine: str,
+    flavour: str,
+) -> Run:
+    """Start one asv run into `run_dir`'s own results. asv passes its own variables (the
+    configuration's directory, the environment's name) to the benchmarks of a virtualenv but
+    not of an existing environment: they are set here, so the probe keeps its repeats beside
+    these results (benchmarks/common.keep_outcomes) under the name asv gives the results."""
+    from asv.environment import get_env_name
+
+    conf = derived_config(
+        conf_path, run_dir, results_dir=run_dir / "results", html_dir=run_dir / "html"
+    )
     command = [
         sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
         "--set-commit-hash", commit, "--record-samples", "--machine", machine,
-        "--show-stderr",
+        "--show-stderr", "--bench", bench, "--attribute", f"repeat={TIME_SAMPLES}",
     ]  # fmt: skip
-    if bench:
-        command += ["--bench", bench]
-    env = dict(os.environ, ASV_COMMIT=commit, TFBENCH_REPEATS="1")
+    env = dict(
+        os.environ,
+        ASV_COMMIT=commit,
+        ASV_CONF_DIR=str(conf.parent),
+        ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
+        TFBENCH_WHEELS=flavour,
+        TFBENCH_REPEATS="1",
+    )
+    log = run_dir / "asv.log"
     with log.open("w") as out:
-        run = subprocess.run(command, cwd=conf.parent, env=env, stdout=out, stderr=out)
-    if run.returncode not in (0, 2):
-        tail = log.read_text().strip().splitlines()[-15:]
-        raise GateError(f"asv run failed (exit {run.returncode}), {log}:\n" + "\n".join(tail))
-    return run.returncode == 0
+        process = subprocess.Popen(command, cwd=conf.parent, env=env, stdout=out, stderr=out)
+    return Run(process, log, run_dir / "results")
+
+
+def _finish(run: Run) -> bool | None:
+    """Wait for the run; False when some benchmark failed (asv's exit 2: the results are
+    saved, the failures are readings of that side); None when it selected no benchmark."""
+    code = run.process.wait()
+    if code == 1 and "No benchmarks selected" in run.log.read_text():
+        return None
+    if code not in (0, 2) or not run.results.is_dir():
+        tail = run.log.read_text().strip().splitlines()[-15:]
+        raise GateError(f"asv run failed (exit {code}), {run.log}:\n" + "\n".join(tail))
+    return code == 0
 
 
 def ensure_machine(machine: str) -> None:
@@ -114,33 +170,62 @@ def measure(
     python: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> Measured:
-    """Both tags measured `rounds` times, interleaved; `python` puts both sides in one
-    interpreter (the gate's own tests, whose planted changes follow the commit)."""
+    """Both tags measured in `rounds` rounds (memory in the first MEMORY_ROUNDS of them);
+    `python` puts both sides in one interpreter (the gate's own tests, whose planted changes
+    follow the commit)."""
     start = time.monotonic()
     hashes = commits(conf_path, [old, new])
     sides = dict(zip(SIDES, (old, new)))
-    switches, dirs = [], {s: [] for s in SIDES}
+    switches: list[float] = []
+    dirs: dict[str, list[Path]] = {s: [] for s in SIDES}
+    unselected: set[str] = set()  # kinds of benchmark --bench selects none of
+    ensure_machine(machine)
+
+    pythons = {s: python or release_python(t, flavour, env_root, say) for s, t in sides.items()}
     for r in range(1, rounds + 1):
-        for side, tag in sides.items():
-            began = time.monotonic()
-            py = python or release_python(tag, flavour, env_root, say)
-            if r > 1:  # the first round may create the environments
+        if r > 1:  # the first round may create the environments
+            for s, tag in sides.items():
+                began = time.monotonic()
+                pythons[s] = python or release_python(tag, flavour, env_root, say)
                 switches.append(time.monotonic() - began)
-            run_dir = work / f"{side}{r}"
-            conf = derived_config(
-                conf_path, run_dir, results_dir=run_dir / "results", html_dir=run_dir / "html"
-            )
-            if r == 1 and side == "A":
-                ensure_machine(machine)
-            say(f"round {r}/{rounds}: {side} = {tag} ...")
+        # memory: both sides at once; time: one side after the other, nothing beside it
+        batches = [("time", [s]) for s in SIDES]
+        if r <= MEMORY_ROUNDS:
+            batches.insert(0, ("memory", list(SIDES)))
+        for kind, batch in batches:
+            if kind in unselected:
+                continue
             began = time.monotonic()
-            clean = _asv_run(conf, py, hashes[tag], bench, machine, run_dir / "asv.log")
-            failed = "" if clean else f" (some benchmarks failed: {run_dir / 'asv.log'})"
-            say(
-                f"round {r}/{rounds}: {side} = {tag} measured in "
-                f"{time.monotonic() - began:.0f} s{failed}"
-            )
-            dirs[side].append(run_dir / "results")
-    benchmarks = dict(Benchmarks.load(load_config(work / "A1" / "asv.conf.json")))
-    before, after = (readings.read_side(dirs[s], machine, hashes[tag]) for s, tag in sides.items())
+            started = {}
+            for s in batch:
+                started[s] = run = _start(
+                    work / f"{s}{r}-{kind}",
+                    conf_path,
+                    pythons[s],
+                    hashes[sides[s]],
+                    selection(kind, bench),
+                    machine,
+                    flavour,
+                )
+                # asv rewrites ~/.asv-machine.json as it starts: the next run waits for this
+                # one to have read it (its results then hold machine.json)
+                while run.process.poll() is None and not (run.results / machine).is_dir():
+                    time.sleep(0.2)
+            for run in started.values():  # every run ends before a failed one is reported
+                run.process.wait()
+            clean = {s: _finish(run) for s, run in started.items()}
+            for s, run in started.items():
+                if clean[s] is None:
+                    unselected.add(kind)
+                    continue
+                dirs[s].append(run.results)
+                failed = "" if clean[s] else f" (some benchmarks failed: {run.log})"
+                say(
+                    f"round {r}/{rounds}, {kind}: {s} = {sides[s]} measured in "
+                    f"{time.monotonic() - began:.0f} s{failed}"
+                )
+    if not dirs["A"]:
+        raise NothingSelected(f"--bench {bench!r} selects no benchmark of the suite")
+    benchmarks = dict(Benchmarks.load(load_config(dirs["A"][0].parent / "asv.conf.json")))
+    before, after = (readings.read_side(dirs[s], machine, hashes[t]) for s, t in sides.items())
     return Measured(benchmarks, before, after, time.monotonic() - start, switches)
