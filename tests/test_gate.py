@@ -60,6 +60,10 @@ def test_time_needs_significance_a_floor_and_every_run_apart():
     assert found("m.C.time_step", [r[:3] for r in a], [r[:3] for r in slow]) == []
     assert found("m.C.time_step", a, [[1.05 + i / 1000 for i in range(10)]] * 2) == []
     assert found("m.C.time_step", a, [slow[0], a[0]]) == []
+    # every run apart, but each side's own runs spread wider than the gap between the sides
+    wide_a = [[1.0 + i / 1000 for i in range(10)], [1.25 + i / 1000 for i in range(10)]]
+    wide_b = [[1.3 + i / 1000 for i in range(10)], [1.6 + i / 1000 for i in range(10)]]
+    assert found("m.C.time_step", wide_a, wide_b) == []
     # one process a side (the history's one run per release): no time row, however far
     assert found("m.C.time_step", a[:1], [[3.0 + i / 1000 for i in range(10)]]) == []
 

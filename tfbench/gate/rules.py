@@ -115,15 +115,18 @@ def time_rule(a_runs: Runs, b_runs: Runs) -> Found:
     if 1 / (1 + TIME_FLOOR) <= ratio <= 1 + TIME_FLOOR:
         return None
     a_med, b_med = ([statistics.median(r) for r in runs] for runs in (a_runs, b_runs))
-    if not (min(b_med) > max(a_med) if ratio > 1 else max(b_med) < min(a_med)):
+    low, high = (a_med, b_med) if ratio > 1 else (b_med, a_med)
+    width = max(max(m) / min(m) for m in (a_med, b_med))  # each side's own spread
+    if min(high) / max(low) <= width:
         return None
     _, p = mann_whitney_u(a, b)
     if p >= P_VALUE:
         return None
     return (1 if ratio > 1 else -1), (
-        f"time: medians x{ratio:.2f} (floor {TIME_FLOOR:.0%}), every run's median beyond "
-        f"every run's of the other side, Mann-Whitney U p={p:.1e} ({len(a)} and {len(b)} "
-        f"samples, {len(a_runs)} and {len(b_runs)} runs)"
+        f"time: medians x{ratio:.2f} (floor {TIME_FLOOR:.0%}), the runs' medians of the two "
+        f"sides x{min(high) / max(low):.2f} apart at the nearest, more than either side's "
+        f"own (x{width:.2f}), Mann-Whitney U p={p:.1e} ({len(a)} and {len(b)} samples, "
+        f"{len(a_runs)} and {len(b_runs)} runs)"
     )
 
 

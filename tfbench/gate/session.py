@@ -33,7 +33,6 @@ from tfbench.history.asvconf import derived_config, load_config
 
 ROUNDS = 3  # time: 3 runs a side (tfbench/gate/rules.py)
 MEMORY_ROUNDS = 2  # memory: 2 readings a side, both sides at once
-TIME_SAMPLES = 5  # asv `repeat` of a time_ benchmark in one run: 15 samples a side
 SIDES = ("A", "B")
 
 
@@ -117,7 +116,7 @@ def _start(
     command = [
         sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
         "--set-commit-hash", commit, "--record-samples", "--machine", machine,
-        "--show-stderr", "--bench", bench, "--attribute", f"repeat={TIME_SAMPLES}",
+        "--show-stderr", "--bench", bench,
     ]  # fmt: skip
     env = dict(
         os.environ,
