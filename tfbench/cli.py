@@ -476,7 +476,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("new", help="the release compared, e.g. v2.21.0 (the same tag: A/A check)")
     g.add_argument("--bench", "-b", help="regular expression of benchmarks, as asv run's")
     g.add_argument("--machine", help="asv machine name (default: this host's)")
-    g.add_argument("--rounds", type=int, default=3, help="rounds of A then B (default 3)")
+    g.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="rounds (default 3): time in each, A then B; memory in the first 2, both at once",
+    )
     g.add_argument("--json", action="store_true", help="print the rows as JSON")
     g.add_argument("--config", default="asv.conf.json")
     g.add_argument("--flavour", default="cpu", help="the lock: cpu (default) or gpu")

@@ -44,7 +44,7 @@ class Side:
 
     def add(self, point: Point, value: Any, why: str = "no value") -> None:
         """A reading of the run read last (a point need not be in every run)."""
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if _absent(value):
             self.missing.setdefault(point, []).append(why)
             return
         runs = self.runs.setdefault(point, [])
@@ -56,6 +56,10 @@ class Side:
     def values(self, point: Point) -> list[float]:
         """Every reading of the point, pooled over runs."""
         return pooled(self.runs.get(point, []))
+
+
+def _absent(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def pooled(runs: list[list[float]]) -> list[float]:
@@ -109,6 +113,8 @@ def add_result(
         for combo, value, samples in rows:
             point = (key, tuple(combo))
             probed = repeats.get(probe_key(combo)) if method in PROBE_FIGURES else None
+            if probed and _absent(value) and any(r.get("status") == "ok" for r in probed):
+                continue  # probed with its grid, but not a point this asv run selected
             if probed:
                 name = PROBE_FIGURES[method]
                 for r in probed:

@@ -2,27 +2,30 @@
 
 - time (`time_`): at least MIN_SAMPLES samples and MIN_RUNS runs a side, a Mann-Whitney U
   test at p < P_VALUE (asv compare's test and threshold) on the pooled samples, the pooled
-  medians' ratio beyond 1 + TIME_FLOOR, AND every run's median of one side beyond every
-  run's median of the other: the samples of one process are not independent (one process
-  can run 20-40% slower than another throughout, same release, same machine), so the sides
-  must differ run by run, not only sample by sample;
+  medians' ratio beyond 1 + TIME_FLOOR, AND the runs' medians of the two sides further
+  apart at their nearest than either side's own runs spread: the samples of one process
+  are not independent (one process can run 20-40% slower than another throughout, same
+  release, same machine), so each point's spread between processes is its noise band;
 - memory and growth (`peakmem_`, `track_peak_increase`, `track_allocator_peak`,
   `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
-  more than the metric's floor: no ratios, so a near-zero baseline cannot make one;
+  more than the metric's floor: no ratios, so a near-zero baseline cannot make one; the
+  peak of a pattern that leaks (on either side) is its growth over the window, and takes
+  the growth's floor share;
 - counts (`track_graph_ops`, `track_traces`): ranges apart at all;
 - leak (`track_leak`): every reading of each side agrees, and the two sides disagree;
 - status: a point measured in every run of one side and in no run of the other (a pattern
   that fails on one release) always counts.
 Mixed sides (a verdict that varies, a point measured in some runs only) are no change.
 
-The floors come from v2.21.0 measured against itself, the whole suite (then 68 grid points
-a metric), 3 rounds, on this project's 2-core machine (README "How far to trust a
-comparison"). Between the two runs of its first round a step's median time differed by
-5% at the median point, 19% at the 90th percentile and up to 90%: a process can run slow
-throughout, so only agreement run by run can be quiet; `peakmem_step` by 3.3 MiB at most;
-growth readings by 4.3 KiB/iteration at the 90th percentile (a 40-iteration window is
-coarse). By these rules those six runs as a 3-round gate list no row; taken as 2-round
-gates (rounds 1+2, 1+3, 2+3) they list 3, 1 and 5 time rows: hence 3 rounds by default.
+The floors come from v2.21.0 measured against itself, the whole suite, on this project's
+2-core machine (README "How far to trust a comparison"). Between two processes a step's
+median time differed by 5-8% at the median point, 19-30% at the 90th percentile and up to
+90%: a process can run slow throughout, so only runs that agree can be quiet, and 3 runs
+a side with "every run apart" alone still listed 3 of 81 points in one A/A gate; with the
+noise band, none. `peakmem_step` differed by 3.3 MiB at most; growth readings by 4.3
+KiB/iteration at the 90th percentile (a 40-iteration window is coarse). Memory read one
+side after the other drifted: a leaking thread pattern's peak read 132 MiB in the first
+three runs and 155-167 MiB in the last three, so the gate reads both sides' memory at once.
 """
 
 from __future__ import annotations
@@ -79,6 +82,11 @@ def memory_floor(a: list[float], b: list[float]) -> float:
 
 def growth_floor(a: list[float], b: list[float]) -> float:
     return max(GROWTH_FLOOR, GROWTH_SHARE * max(map(abs, a + b)))
+
+
+def leaking_peak_floor(a: list[float], b: list[float]) -> float:
+    """A leaking pattern's peak is its growth over the window: read as precisely as that."""
+    return max(PEAK_FLOOR, GROWTH_SHARE * max(map(abs, a + b)))
 
 
 Runs = list[list[float]]  # a side's readings of one point, run by run
@@ -151,8 +159,18 @@ RULES = {
 }
 
 
+LEAKING_PEAK = _apart(leaking_peak_floor, "peak increase of a leaking pattern")
+
+
 def rule_for(method: str) -> Callable[[Runs, Runs], Found]:
     return next(rule for prefix, rule in RULES.items() if method.startswith(prefix))
+
+
+def _leaks(point: Point, *sides: Side) -> bool:
+    """Whether any reading of either side calls the point's pattern a leak."""
+    key, combo = point
+    leak = (f"{key.rpartition('.')[0]}.track_leak", combo)
+    return any(v == 1.0 for side in sides for v in side.values(leak))
 
 
 def _status(point: Point, a: Side, b: Side) -> Found:
@@ -177,7 +195,10 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Row]:
         method = key.rpartition(".")[2]
         found = _status(point, a, b)
         if found is None and point in a.runs and point in b.runs:
-            found = rule_for(method)(a.runs[point], b.runs[point])
+            rule = rule_for(method)
+            if method == "track_peak_increase" and _leaks(point, a, b):
+                rule = LEAKING_PEAK
+            found = rule(a.runs[point], b.runs[point])
         if found is None:
             continue
         sign, evidence = found
