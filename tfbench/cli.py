@@ -479,8 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--rounds",
         type=int,
-        default=3,
-        help="rounds (default 3): time in each, A then B; memory in the first 2, both at once",
+        default=2,
+        help="rounds (default 2): memory in the first 2, both sides at once; time in each, "
+        "A then B (the screen: what it passes is re-measured to 5 runs a side)",
     )
     g.add_argument("--json", action="store_true", help="print the rows as JSON")
     g.add_argument("--config", default="asv.conf.json")

@@ -1,11 +1,13 @@
 """What counts as a change between two sides (each: every reading of every grid point).
 
-- time (`time_`): at least MIN_SAMPLES samples and MIN_RUNS runs a side, a Mann-Whitney U
-  test at p < P_VALUE (asv compare's test and threshold) on the pooled samples, the pooled
-  medians' ratio beyond 1 + TIME_FLOOR, AND the runs' medians of the two sides further
-  apart at their nearest than either side's own runs spread: the samples of one process
-  are not independent (one process can run 20-40% slower than another throughout, same
-  release, same machine), so each point's spread between processes is its noise band;
+- time (`time_`): at least MIN_SAMPLES samples and CONFIRM_RUNS runs (processes) a side,
+  a Mann-Whitney U test at p < P_VALUE (asv compare's test and threshold) on the pooled
+  samples, the pooled medians' ratio beyond 1 + TIME_FLOOR, AND every run's median of one
+  side beyond every run's median of the other: the samples of one process are not
+  independent (one process can run 20-40% slower than another throughout, same release,
+  same machine), so the process is the unit that must agree. The gate screens every point
+  with SCREEN_RUNS runs a side by the same rule and re-measures only the points it passes
+  until they have CONFIRM_RUNS (tfbench/gate/session.py);
 - memory and growth (`peakmem_`, `track_peak_increase`, `track_allocator_peak`,
   `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
   more than the metric's floor: no ratios, so a near-zero baseline cannot make one; the
@@ -18,14 +20,18 @@
 Mixed sides (a verdict that varies, a point measured in some runs only) are no change.
 
 The floors come from v2.21.0 measured against itself, the whole suite, on this project's
-2-core machine (README "How far to trust a comparison"). Between two processes a step's
-median time differed by 5-8% at the median point, 19-30% at the 90th percentile and up to
-90%: a process can run slow throughout, so only runs that agree can be quiet, and 3 runs
-a side with "every run apart" alone still listed 3 of 81 points in one A/A gate; with the
-noise band, none. `peakmem_step` differed by 3.3 MiB at most; growth readings by 4.3
-KiB/iteration at the 90th percentile (a 40-iteration window is coarse). Memory read one
-side after the other drifted: a leaking thread pattern's peak read 132 MiB in the first
-three runs and 155-167 MiB in the last three, so the gate reads both sides' memory at once.
+2-core machine (README "How far to trust a comparison"). A step's median time differs
+between two processes by 10% (standard deviation of the log) at the median point, by 6% or
+less at a sixth of the points and up to 25%, with tails (one process ran 88% slow):
+complete separation of 3 runs a side still listed 1-4 of 81 points in each of four A/A
+gates. Screening at 2 runs and confirming at 5, replayed on those gates' processes (drawn
+across all four sessions, so session drift counts as noise too), lists 0.17 points a gate
+and finds a 25% change at 98% of the steady points (process sd < 6%), 61% of the middling
+ones (6-10%) and 31% of the rest. `peakmem_step` differed by 3.3 MiB at most; growth
+readings by 4.3 KiB/iteration at the 90th percentile (a 40-iteration window is coarse).
+Memory read one side after the other drifted: a leaking thread pattern's peak read 132 MiB
+in the first three runs and 155-167 MiB in the last three, so the gate reads both sides'
+memory at once.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ from tfbench.units import KiB, MiB
 MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
 # A process can run slow throughout: one process a side cannot tell a release from it (the
 # history's one asv run per release gives no time rows; the gate's rounds do).
-MIN_RUNS = 2
+SCREEN_RUNS = 2  # enough to pick the points worth re-measuring
+CONFIRM_RUNS = 5  # complete separation of 5 runs a side: p = 2/252 under no change
 P_VALUE = 0.002
 TIME_FLOOR = 0.15
 PEAKMEM_FLOOR = 8 * MiB  # the whole process's peak RSS (TensorFlow's ~0.5 GiB included)
@@ -115,26 +122,35 @@ def _range(values: list[float]) -> str:
     return f"[{min(values):.4g}, {max(values):.4g}]"
 
 
-def time_rule(a_runs: Runs, b_runs: Runs) -> Found:
+def time_rule(a_runs: Runs, b_runs: Runs, min_runs: int = CONFIRM_RUNS) -> Found:
     a, b = pooled(a_runs), pooled(b_runs)
-    if min(len(a), len(b)) < MIN_SAMPLES or min(len(a_runs), len(b_runs)) < MIN_RUNS:
+    if min(len(a), len(b)) < MIN_SAMPLES or min(len(a_runs), len(b_runs)) < min_runs:
         return None
     ratio = statistics.median(b) / statistics.median(a)
     if 1 / (1 + TIME_FLOOR) <= ratio <= 1 + TIME_FLOOR:
         return None
     a_med, b_med = ([statistics.median(r) for r in runs] for runs in (a_runs, b_runs))
     low, high = (a_med, b_med) if ratio > 1 else (b_med, a_med)
-    width = max(max(m) / min(m) for m in (a_med, b_med))  # each side's own spread
-    if min(high) / max(low) <= width:
+    if min(high) <= max(low):
         return None
     _, p = mann_whitney_u(a, b)
     if p >= P_VALUE:
         return None
     return (1 if ratio > 1 else -1), (
-        f"time: medians x{ratio:.2f} (floor {TIME_FLOOR:.0%}), the runs' medians of the two "
-        f"sides x{min(high) / max(low):.2f} apart at the nearest, more than either side's "
-        f"own (x{width:.2f}), Mann-Whitney U p={p:.1e} ({len(a)} and {len(b)} samples, "
-        f"{len(a_runs)} and {len(b_runs)} runs)"
+        f"time: medians x{ratio:.2f} (floor {TIME_FLOOR:.0%}), every run of one side "
+        f"beyond every run of the other (x{min(high) / max(low):.2f} apart at the nearest), "
+        f"Mann-Whitney U p={p:.1e} ({len(a)} and {len(b)} samples, {len(a_runs)} and "
+        f"{len(b_runs)} runs)"
+    )
+
+
+def screened(a: Side, b: Side) -> list[Point]:
+    """The time points worth re-measuring: those the time rule passes at SCREEN_RUNS runs."""
+    return sorted(
+        point
+        for point in set(a.runs) & set(b.runs)
+        if point[0].rpartition(".")[2].startswith("time_")
+        and time_rule(a.runs[point], b.runs[point], min_runs=SCREEN_RUNS) is not None
     )
 
 
@@ -160,6 +176,12 @@ RULES = {
 
 
 LEAKING_PEAK = _apart(leaking_peak_floor, "peak increase of a leaking pattern")
+
+
+def point_name(point: Point) -> str:
+    """As `asv compare` prints it, and as asv's --bench matches it: benchmark(param values)."""
+    key, combo = point
+    return f"{key}({', '.join(combo)})" if combo else key
 
 
 def rule_for(method: str) -> Callable[[Runs, Runs], Found]:
@@ -207,7 +229,7 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Row]:
         )
         rows.append(
             Row(
-                f"{key}({', '.join(combo)})" if combo else key,
+                point_name(point),
                 key,
                 dict(zip(bench["param_names"], combo)),
                 method,

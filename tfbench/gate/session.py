@@ -10,14 +10,17 @@ measures each point once a round, TFBENCH_REPEATS=1) is read in the first MEMORY
 rounds, both sides at once: a reading is one process's own RSS, which a neighbour does not
 change, and both sides then see the same machine at the same moment (a leaking pattern's
 peak drifts by 20% over a session). Time (`time_`, every sample recorded) is read in every
-round, A then B, with nothing beside it. Rounds after the memory ones are time only: time
-needs 3 runs a side to be quiet (tfbench/gate/rules.py), memory 2.
+round, A then B, with nothing beside it. The rounds screen time: the points whose runs
+already part (tfbench/gate/rules.py) are re-measured alone, A then B, until they have
+CONFIRM_RUNS runs a side; the other points cost no more (a time run of the whole suite
+takes about a minute, one of a few points about 13 s).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,11 +30,11 @@ from pathlib import Path
 
 from asv.benchmarks import Benchmarks
 
-from tfbench.gate import readings
+from tfbench.gate import readings, rules
 from tfbench.history import envs, repo
 from tfbench.history.asvconf import derived_config, load_config
 
-ROUNDS = 3  # time: 3 runs a side (tfbench/gate/rules.py)
+ROUNDS = 2  # time: the screen's runs a side (tfbench/gate/rules.py)
 MEMORY_ROUNDS = 2  # memory: 2 readings a side, both sides at once
 SIDES = ("A", "B")
 
@@ -51,6 +54,7 @@ class Measured:
     after: readings.Side
     seconds: float
     switches: list[float]  # seconds to have a side's (existing) environment ready, per run
+    screened: list[str]  # the time points re-measured to confirm or clear them
 
 
 def commits(conf_path: str, tags: list[str]) -> dict[str, str]:
@@ -156,6 +160,12 @@ def ensure_machine(machine: str) -> None:
         Machine.load(machine_name=machine, **{**Machine.get_defaults(), "machine": machine})
 
 
+def point_pattern(name: str) -> str:
+    """asv's --bench for exactly one grid point, `name` as asv prints it (benchmark(params)):
+    a quote becomes '.', so the pattern needs no quoting inside a shell's quotes."""
+    return "^" + re.escape(name).replace("\\ ", " ").replace("'", ".") + "$"
+
+
 def measure(
     conf_path: str,
     old: str,
@@ -169,9 +179,10 @@ def measure(
     python: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> Measured:
-    """Both tags measured in `rounds` rounds (memory in the first MEMORY_ROUNDS of them);
-    `python` puts both sides in one interpreter (the gate's own tests, whose planted changes
-    follow the commit)."""
+    """Both tags measured in `rounds` rounds (memory in the first MEMORY_ROUNDS of them),
+    then the time points the screen passes re-measured until they have CONFIRM_RUNS runs a
+    side; `python` puts both sides in one interpreter (the gate's own tests, whose planted
+    changes follow the commit)."""
     start = time.monotonic()
     hashes = commits(conf_path, [old, new])
     sides = dict(zip(SIDES, (old, new)))
@@ -179,8 +190,41 @@ def measure(
     dirs: dict[str, list[Path]] = {s: [] for s in SIDES}
     unselected: set[str] = set()  # kinds of benchmark --bench selects none of
     ensure_machine(machine)
-
     pythons = {s: python or release_python(t, flavour, env_root, say) for s, t in sides.items()}
+
+    def run_batch(kind: str, batch: list[str], run: str, label: str, selected: str | None) -> None:
+        """One asv run of `kind` for each side of the batch, started together, into
+        work/<side><run>-<kind>."""
+        began = time.monotonic()
+        started = {}
+        for s in batch:
+            started[s] = one = _start(
+                work / f"{s}{run}-{kind}",
+                conf_path,
+                pythons[s],
+                hashes[sides[s]],
+                selection(kind, selected),
+                machine,
+                flavour,
+            )
+            # asv rewrites ~/.asv-machine.json as it starts: the next run waits for this
+            # one to have read it (its results then hold machine.json)
+            while one.process.poll() is None and not (one.results / machine).is_dir():
+                time.sleep(0.2)
+        for one in started.values():  # every run ends before a failed one is reported
+            one.process.wait()
+        clean = {s: _finish(one) for s, one in started.items()}
+        for s, one in started.items():
+            if clean[s] is None:
+                unselected.add(kind)
+                continue
+            dirs[s].append(one.results)
+            failed = "" if clean[s] else f" (some benchmarks failed: {one.log})"
+            say(
+                f"{label}, {kind}: {s} = {sides[s]} measured in "
+                f"{time.monotonic() - began:.0f} s{failed}"
+            )
+
     for r in range(1, rounds + 1):
         if r > 1:  # the first round may create the environments
             for s, tag in sides.items():
@@ -188,43 +232,27 @@ def measure(
                 pythons[s] = python or release_python(tag, flavour, env_root, say)
                 switches.append(time.monotonic() - began)
         # memory: both sides at once; time: one side after the other, nothing beside it
-        batches = [("time", [s]) for s in SIDES]
-        if r <= MEMORY_ROUNDS:
-            batches.insert(0, ("memory", list(SIDES)))
-        for kind, batch in batches:
-            if kind in unselected:
-                continue
-            began = time.monotonic()
-            started = {}
-            for s in batch:
-                started[s] = run = _start(
-                    work / f"{s}{r}-{kind}",
-                    conf_path,
-                    pythons[s],
-                    hashes[sides[s]],
-                    selection(kind, bench),
-                    machine,
-                    flavour,
-                )
-                # asv rewrites ~/.asv-machine.json as it starts: the next run waits for this
-                # one to have read it (its results then hold machine.json)
-                while run.process.poll() is None and not (run.results / machine).is_dir():
-                    time.sleep(0.2)
-            for run in started.values():  # every run ends before a failed one is reported
-                run.process.wait()
-            clean = {s: _finish(run) for s, run in started.items()}
-            for s, run in started.items():
-                if clean[s] is None:
-                    unselected.add(kind)
-                    continue
-                dirs[s].append(run.results)
-                failed = "" if clean[s] else f" (some benchmarks failed: {run.log})"
-                say(
-                    f"round {r}/{rounds}, {kind}: {s} = {sides[s]} measured in "
-                    f"{time.monotonic() - began:.0f} s{failed}"
-                )
+        if r <= MEMORY_ROUNDS and "memory" not in unselected:
+            run_batch("memory", list(SIDES), str(r), f"round {r}/{rounds}", bench)
+        for s in SIDES:
+            if "time" not in unselected:
+                run_batch("time", [s], str(r), f"round {r}/{rounds}", bench)
     if not dirs["A"]:
         raise NothingSelected(f"--bench {bench!r} selects no benchmark of the suite")
+
+    def read() -> tuple[readings.Side, readings.Side]:
+        before, after = (readings.read_side(dirs[s], machine, hashes[t]) for s, t in sides.items())
+        return before, after
+
+    before, after = read()
+    screened = [rules.point_name(p) for p in rules.screened(before, after)]
+    extra = rules.CONFIRM_RUNS - rounds
+    if screened and extra > 0:
+        say(f"time: {len(screened)} point(s) passed the screen, re-measured {extra} more times")
+        candidates = "|".join(point_pattern(name) for name in screened)
+        for c in range(1, extra + 1):
+            for s in SIDES:
+                run_batch("time", [s], f"c{c}", f"confirm {c}/{extra}", candidates)
+        before, after = read()
     benchmarks = dict(Benchmarks.load(load_config(dirs["A"][0].parent / "asv.conf.json")))
-    before, after = (readings.read_side(dirs[s], machine, hashes[t]) for s, t in sides.items())
-    return Measured(benchmarks, before, after, time.monotonic() - start, switches)
+    return Measured(benchmarks, before, after, time.monotonic() - start, switches, screened)

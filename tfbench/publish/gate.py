@@ -9,13 +9,13 @@ grid point, both releases interleaved, by the same rules.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 from tfbench.gate.rules import Row, compare
+from tfbench.gate.session import point_pattern
 from tfbench.publish.results import Data, MachineResults
 
 KEPT = "gate"  # RESULTS/gate/<machine>/<old>-<new>.json: a whole-suite `tfbench gate` run
@@ -47,8 +47,7 @@ def gate_command(row: Row, machine: str, pair: tuple[str, str]) -> str:
     """`tfbench gate` over the pair for this grid point only: asv matches a parameterized
     benchmark's regex against `name(param, ...)`. Every value is shell-quoted: names come
     from results."""
-    # A quote becomes '.', so the pattern needs no quoting inside the shell's quotes.
-    point = "^" + re.escape(row.name).replace("\\ ", " ").replace("'", ".") + "$"
+    point = point_pattern(row.name)
     return shlex.join(["tfbench", "gate", *pair, "--machine", machine, "--bench", point])
 
 
