@@ -64,6 +64,7 @@ def test_time_needs_significance_a_floor_and_every_run_apart():
     assert found("m.C.time_step", a, _runs(1.05, 1.06, 1.04, 1.05, 1.07)) == []
     # one process of B as fast as A's slowest: the runs do not part, however far the medians
     assert found("m.C.time_step", a, [*slow[:4], a[1]]) == []
+    assert found("m.C.time_step", a, [*slow[:4], [1.06] * 10]) == []  # 4% beyond A's slowest
     # fewer than CONFIRM_RUNS runs a side (the history's one asv run per release): no row
     assert found("m.C.time_step", a[:4], slow[:4]) == []
     assert found("m.C.time_step", a[:1], _runs(3.0)) == []
