@@ -5,9 +5,10 @@
   samples, the pooled medians' ratio beyond 1 + TIME_FLOOR, AND every run's median of one
   side more than TIME_APART beyond every run's median of the other: the samples of one
   process are not independent (one process can run 20-40% slower than another throughout,
-  same release, same machine), so the process is the unit that must agree. The gate screens every point
-  with SCREEN_RUNS runs a side by the same rule and re-measures only the points it passes
-  until they have CONFIRM_RUNS (tfbench/gate/session.py);
+  same release, same machine), so the process is the unit that must agree. The gate
+  screens every point with SCREEN_RUNS runs a side by the same rule (runs apart at all)
+  and re-measures only the points it passes until they have CONFIRM_RUNS
+  (tfbench/gate/session.py);
 - memory and growth (`peakmem_`, `track_peak_increase`, `track_allocator_peak`,
   `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
   more than the metric's floor: no ratios, so a near-zero baseline cannot make one; the
