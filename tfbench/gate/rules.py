@@ -42,6 +42,7 @@ memory at once.
 from __future__ import annotations
 
 import ast
+import re
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -192,6 +193,12 @@ def point_name(point: Point) -> str:
     """As `asv compare` prints it, and as asv's --bench matches it: benchmark(param values)."""
     key, combo = point
     return f"{key}({', '.join(combo)})" if combo else key
+
+
+def point_pattern(name: str) -> str:
+    """asv's --bench for exactly one grid point, `name` as asv prints it (benchmark(params)):
+    a quote becomes '.', so the pattern needs no quoting inside a shell's quotes."""
+    return "^" + re.escape(name).replace("\\ ", " ").replace("'", ".") + "$"
 
 
 def rule_for(method: str) -> Callable[[Runs, Runs], Found]:

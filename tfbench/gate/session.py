@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import re
 import subprocess
 import sys
 import time
@@ -54,7 +53,6 @@ class Measured:
     after: readings.Side
     seconds: float
     switches: list[float]  # seconds to have a side's (existing) environment ready, per run
-    screened: list[str]  # the time points re-measured to confirm or clear them
 
 
 def commits(conf_path: str, tags: list[str]) -> dict[str, str]:
@@ -160,12 +158,6 @@ def ensure_machine(machine: str) -> None:
         Machine.load(machine_name=machine, **{**Machine.get_defaults(), "machine": machine})
 
 
-def point_pattern(name: str) -> str:
-    """asv's --bench for exactly one grid point, `name` as asv prints it (benchmark(params)):
-    a quote becomes '.', so the pattern needs no quoting inside a shell's quotes."""
-    return "^" + re.escape(name).replace("\\ ", " ").replace("'", ".") + "$"
-
-
 def measure(
     conf_path: str,
     old: str,
@@ -245,14 +237,14 @@ def measure(
         return before, after
 
     before, after = read()
-    screened = [rules.point_name(p) for p in rules.screened(before, after)]
+    screened = rules.screened(before, after)
     extra = rules.CONFIRM_RUNS - rounds
     if screened and extra > 0:
         say(f"time: {len(screened)} point(s) passed the screen, re-measured {extra} more times")
-        candidates = "|".join(point_pattern(name) for name in screened)
+        candidates = "|".join(rules.point_pattern(rules.point_name(p)) for p in screened)
         for c in range(1, extra + 1):
             for s in SIDES:
                 run_batch("time", [s], f"c{c}", f"confirm {c}/{extra}", candidates)
         before, after = read()
     benchmarks = dict(Benchmarks.load(load_config(dirs["A"][0].parent / "asv.conf.json")))
-    return Measured(benchmarks, before, after, time.monotonic() - start, switches, screened)
+    return Measured(benchmarks, before, after, time.monotonic() - start, switches)

@@ -14,8 +14,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench.gate.rules import Row, compare
-from tfbench.gate.session import point_pattern
+from tfbench.gate.rules import Row, compare, point_pattern
 from tfbench.publish.results import Data, MachineResults
 
 KEPT = "gate"  # RESULTS/gate/<machine>/<old>-<new>.json: a whole-suite `tfbench gate` run
