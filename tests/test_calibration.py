@@ -39,6 +39,25 @@ def test_4kib_leak_detected_within_2000_iterations(synthetic):
     assert r["growth_bytes_per_iteration"] == pytest.approx(4096, rel=0.1)
 
 
+def test_a_small_leak_into_resident_free_chunks_reads_its_size(tmp_path):
+    """Memory freed before the baseline but still resident (a forked probe inherits it from
+    asv's process) is given back first: a 64 KiB/call leak that refills it reads 64 KiB/call,
+    not 0 (without malloc_trim: 0.0, flat)."""
+    step = tmp_path / "free_chunks.py"
+    step.write_text(
+        "import numpy as np\n\n"
+        "_blocks = [np.ones(8192) for _ in range(1024)]  # 64 MiB of 64 KiB chunks, written\n"
+        "_above = np.ones(8192)  # above them: the heap's top cannot shrink past it\n"
+        "_blocks.clear()  # free, still resident\n"
+        "KEPT = []\n\n\n"
+        "def step():\n"
+        "    KEPT.append(np.ones(8192))\n"
+    )
+    r = measure_json(f"{step}::step", "--iterations", "40", "--warmup", "10")
+    assert r["leak"] is True
+    assert r["growth_bytes_per_iteration"] == pytest.approx(64 * 1024, rel=0.05)
+
+
 def test_leak_past_the_budget_is_stopped_with_its_readings(synthetic):
     r = measure_json(
         synthetic("leak_16mib"), "--iterations", "1000", "--warmup", "2", "--budget-mib", "300"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench.measure import devices
-from tfbench.measure.meter import fault_in_like
+from tfbench.measure.meter import fault_in_like, one_arena
 from tfbench.measure.record import Record
 from tfbench.measure.steps import measure
 from tfbench.units import format_bytes
@@ -30,6 +30,7 @@ def serve(run: Callable[[bool], Record], out: Path, parent: int) -> None:
         os.setpgid(0, 0)
         die_with_parent(signal.SIGKILL, parent)
         os.dup2(2, 1)
+        one_arena()  # before the step's threads and TensorFlow's pools start
         record = run(fault_in_like(os.getppid()))
         out.write_text(json.dumps(record))
         code = 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tfbench.measure.meter import PeakMeter, rss_bytes
+from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
 from tfbench.measure.verdict import leak_verdict, theil_sen_interval, theil_sen_slope
 
 # The readings are preallocated (8 bytes each, twice): past this, the tool's own arrays
@@ -61,6 +61,7 @@ def measure(
     durations = array.array("d", bytes(8 * iterations))
     early = array.array("q", bytes(8 * warmup))
     gc.collect()
+    trim_heap()
     baseline = rss_bytes()
     meter.reset()
     status, done, ran = "ok", 0, 0
