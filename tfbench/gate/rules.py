@@ -34,9 +34,9 @@ finds a 25% change at 90% of the steady points (process sd < 6%), 58% of the mid
 (6-10%) and 26% of the rest; 6 runs a side without the margin: 0.03, 94%, 63%, 26%, for
 one more time run a side. `peakmem_step` differed by 3.3 MiB at most; growth
 readings by 4.3 KiB/iteration at the 90th percentile (a 40-iteration window is coarse).
-Memory read one side after the other drifted: a leaking thread pattern's peak read 132 MiB
-in the first three runs and 155-167 MiB in the last three, so the gate reads both sides'
-memory at once.
+Memory read one side after the other drifted (before the probe used one malloc arena): a
+leaking thread pattern's peak read 132 MiB in the first three runs and 155-167 MiB in the
+last three, so the gate reads both sides' memory at once.
 """
 
 from __future__ import annotations
