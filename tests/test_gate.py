@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tfbench import cli
-from tfbench.gate import rules, session
+from tfbench.gate import readings, rules, session
 from tfbench.gate.readings import Side
 from tfbench.publish import gate
 from tfbench.units import KiB, MiB
@@ -326,3 +326,20 @@ def test_gate_finds_the_real_change_in_model_predict(capsys):
     assert [r["direction"] for r in found] == ["better"], rows
     assert found[0]["before"] > 150 * KiB and found[0]["after"] < 100 * KiB
     assert code in (0, 1)
+
+
+def test_memory_points_read_apart_are_measured_again_and_pooled():
+    """The gate re-measures the points of memory rows (not time's) and pools the readings:
+    a bimodal peak read low on one side and high on the other once is no row after."""
+    point = ("m.CCosts.track_peak_increase", ("'x'",))
+    a, b = side(point[0], [30 * MiB]), side(point[0], [36 * MiB])
+    a.add(("m.C.time_step", ("'x'",)), 1.0)
+    b.add(("m.C.time_step", ("'x'",)), 2.0)
+    assert rules.memory_screened(BENCH, a, b) == [point]
+    repeats = [{"status": "ok", "peak_increase_bytes": v * MiB} for v in (36, 30, 31, 36)]
+    for s, again in ((a, repeats), (b, repeats[::-1])):
+        readings.add_again(s, {("m.CCosts", ("'x'",)): again})
+        assert len(s.values(point)) == 5
+    assert rules.memory_screened(BENCH, a, b) == [] and rules.compare(BENCH, a, b) == []
+    # figures of points the side's runs did not read are not added
+    assert ("m.CCosts.track_leak", ("'x'",)) not in a.runs and not a.missing

@@ -116,18 +116,33 @@ def add_result(
             if probed and _absent(value) and any(r.get("status") == "ok" for r in probed):
                 continue  # probed with its grid, but not a point this asv run selected
             if probed:
-                name = PROBE_FIGURES[method]
-                for r in probed:
-                    counters = r.get("counters")
-                    figure = r.get(
-                        name, counters.get(name) if isinstance(counters, dict) else None
-                    )
-                    side.add(point, figure, f"{r.get('status')}: {r.get('error')}")
+                add_probed(side, point, probed)
             elif samples and method.startswith("time_"):
                 for s in samples:
                     side.add(point, s)
             else:
                 side.add(point, value)
+
+
+def add_probed(side: Side, point: Point, repeats: list[dict]) -> None:
+    """The point's figure from each of the probe's repeats (kept records) of its grid point."""
+    name = PROBE_FIGURES[point[0].rpartition(".")[2]]
+    for r in repeats:
+        counters = r.get("counters")
+        figure = r.get(name, counters.get(name) if isinstance(counters, dict) else None)
+        side.add(point, figure, f"{r.get('status')}: {r.get('error')}")
+
+
+def add_again(side: Side, again: dict[Point, list[dict]]) -> None:
+    """Probe repeats of grid points measured again outside asv (point: module.Class and
+    asv's param values; tfbench/gate/confirm.py), as one more run of the side: each figure
+    of the points the side's asv runs read."""
+    side.count += 1
+    for (costs, combo), repeats in again.items():
+        for method in PROBE_FIGURES:
+            point = (f"{costs}.{method}", combo)
+            if point in side.runs or point in side.missing:
+                add_probed(side, point, repeats)
 
 
 def read_side(results_dirs: list[Path], machine: str, commit: str) -> Side:

@@ -57,6 +57,7 @@ MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a s
 # history's one asv run per release gives no time rows; the gate's rounds do).
 SCREEN_RUNS = 2  # enough to pick the points worth re-measuring
 CONFIRM_RUNS = 5  # complete separation of 5 runs a side: p = 2/252 under no change
+CONFIRM_READINGS = 5  # memory: readings a side of a point the first readings part
 P_VALUE = 0.002
 TIME_FLOOR = 0.15
 TIME_APART = 0.05  # between the nearest runs of the two sides
@@ -162,6 +163,18 @@ def screened(a: Side, b: Side) -> list[Point]:
         for point in set(a.runs) & set(b.runs)
         if point[0].rpartition(".")[2].startswith("time_")
         and time_rule(a.runs[point], b.runs[point], SCREEN_RUNS, apart=0.0) is not None
+    )
+
+
+def memory_screened(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Point]:
+    """The points of the rows `compare` lists other than time's (memory, growth, leak,
+    counts, status): the gate re-measures them until they have CONFIRM_READINGS a side."""
+    return sorted(
+        {
+            (row.benchmark, tuple(row.params.values()))
+            for row in compare(benchmarks, a, b)
+            if not row.metric.startswith("time_")
+        }
     )
 
 

@@ -10,15 +10,22 @@ measures each point once a round, TFBENCH_REPEATS=1) is read in the first MEMORY
 rounds, both sides at once: a reading is one process's own RSS, which a neighbour does not
 change, and both sides then see the same machine at the same moment (a leaking pattern's
 peak drifts by 20% over a session). Time (`time_`, every sample recorded) is read in every
-round, A then B, with nothing beside it. The rounds screen time: the points whose runs
-already part (tfbench/gate/rules.py) are re-measured alone, A then B, until they have
-CONFIRM_RUNS runs a side; the other points cost no more (a time run of the whole suite
-takes about a minute, one of a few points about 13 s).
+round, A then B, with nothing beside it.
+
+The rounds screen: the memory points whose readings part by the rules
+(tfbench/gate/rules.py) are read again, both sides at once, until they have
+CONFIRM_READINGS a side (a probe point by the side's probe alone, tfbench/gate/confirm.py,
+not its family's whole grid), and the time points whose runs already part are re-measured
+alone, A then B, until they have CONFIRM_RUNS runs a side. The other points cost no more:
+a memory run of the whole suite takes about 5 minutes, a time run about a minute, a probe
+reading of one point a few seconds, a time run of a few points about 15 s.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -34,7 +41,8 @@ from tfbench.history import envs, repo
 from tfbench.history.asvconf import derived_config, load_config
 
 ROUNDS = 2  # time: the screen's runs a side (tfbench/gate/rules.py)
-MEMORY_ROUNDS = 2  # memory: 2 readings a side, both sides at once
+MEMORY_ROUNDS = 1  # memory: one reading a side, both sides at once; points apart get more
+PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
 SIDES = ("A", "B")
 
 
@@ -146,6 +154,73 @@ def _finish(run: Run) -> bool | None:
     return code == 0
 
 
+def _probed(key: str) -> bool:
+    """Whether asv's benchmark `key` reports a figure of the probe (benchmarks/common)."""
+    return key.rpartition(".")[2] in readings.PROBE_FIGURES
+
+
+def _probe_again(
+    conf_path: str,
+    points: list[readings.Point],
+    repeats: int,
+    sides: dict[str, tuple[Path, str]],
+    work: Path,
+) -> dict[str, dict[readings.Point, list[dict]]]:
+    """Probe grid points (module.Class, asv's param values) measured `repeats` more times by
+    each side's probe (tfbench/gate/confirm.py: one point's readings, not its family's
+    grid), both sides at once as in the memory rounds: side -> point -> kept repeats."""
+    spec = {
+        "suite": str(load_config(conf_path).benchmark_dir),
+        "repeats": repeats,
+        "points": [[costs, [ast.literal_eval(v) for v in combo]] for costs, combo in points],
+    }
+    project = str(Path(__file__).resolve().parents[2])
+    started = {}
+    for s, (python, commit) in sides.items():
+        run_dir = work / f"{s}-probe-again"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "spec.json").write_text(json.dumps(spec))
+        path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
+        command = [
+            python,
+            "-m",
+            "tfbench.gate.confirm",
+            run_dir / "spec.json",
+            run_dir / "out.json",
+        ]
+        with (run_dir / "log").open("w") as log:
+            started[s] = (
+                run_dir,
+                subprocess.Popen(
+                    command,
+                    env=dict(os.environ, ASV_COMMIT=commit, PYTHONPATH=path),
+                    stdout=log,
+                    stderr=log,
+                ),
+            )
+    codes = {}
+    for s, (_, process) in started.items():
+        try:
+            codes[s] = process.wait(timeout=PROBE_AGAIN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            codes[s] = f"killed after {PROBE_AGAIN_TIMEOUT} s"
+    again = {}
+    for s, (run_dir, _) in started.items():
+        out = run_dir / "out.json"
+        if codes[s] != 0 or not out.is_file():
+            tail = (run_dir / "log").read_text(errors="replace").strip().splitlines()[-15:]
+            raise GateError(
+                f"measuring again failed (exit {codes[s]}), {run_dir / 'log'}:\n" + "\n".join(tail)
+            )
+        kept = json.loads(out.read_text())
+        again[s] = {
+            (costs, combo): kept.get(costs, {}).get(readings.probe_key(combo), [])
+            for costs, combo in points
+        }
+    return again
+
+
 def ensure_machine(machine: str) -> None:
     """asv's record of this machine under `machine` (asv run asks for one otherwise): one
     already recorded is kept as it is; a new one gets asv's defaults for this host."""
@@ -172,8 +247,8 @@ def measure(
     say: Callable[[str], None] = print,
 ) -> Measured:
     """Both tags measured in `rounds` rounds (memory in the first MEMORY_ROUNDS of them),
-    then the time points the screen passes re-measured until they have CONFIRM_RUNS runs a
-    side; `python` puts both sides in one interpreter (the gate's own tests, whose planted
+    then the memory points read apart re-measured until they have CONFIRM_READINGS a side,
+    and the time points the screen passes until they have CONFIRM_RUNS runs a side; `python` puts both sides in one interpreter (the gate's own tests, whose planted
     changes follow the commit)."""
     start = time.monotonic()
     hashes = commits(conf_path, [old, new])
@@ -232,11 +307,33 @@ def measure(
     if not dirs["A"]:
         raise NothingSelected(f"--bench {bench!r} selects no benchmark of the suite")
 
+    again: dict[str, dict[readings.Point, list[dict]]] = {s: {} for s in SIDES}
+
     def read() -> tuple[readings.Side, readings.Side]:
         before, after = (readings.read_side(dirs[s], machine, hashes[t]) for s, t in sides.items())
+        for s, side in zip(SIDES, (before, after)):
+            readings.add_again(side, again[s])
         return before, after
 
     before, after = read()
+    benchmarks = dict(Benchmarks.load(load_config(dirs["A"][0].parent / "asv.conf.json")))
+    memory = rules.memory_screened(benchmarks, before, after)
+    extra = rules.CONFIRM_READINGS - min(rounds, MEMORY_ROUNDS)
+    if memory and extra > 0:
+        say(f"memory: {len(memory)} point(s) read apart, re-measured {extra} more times")
+        probed = sorted({(key.rpartition(".")[0], combo) for key, combo in memory if _probed(key)})
+        if probed:
+            began = time.monotonic()
+            targets = {s: (pythons[s], hashes[t]) for s, t in sides.items()}
+            again = _probe_again(conf_path, probed, extra, targets, work)
+            seconds = time.monotonic() - began
+            say(f"memory confirm: {len(probed)} probe point(s) measured again in {seconds:.0f} s")
+        others = [rules.point_pattern(rules.point_name(p)) for p in memory if not _probed(p[0])]
+        if others:  # asv's peakmem_: one process a point, cheap to run through asv again
+            for c in range(1, extra + 1):
+                label = f"memory confirm {c}/{extra}"
+                run_batch("memory", list(SIDES), f"m{c}", label, "|".join(others))
+        before, after = read()
     screened = rules.screened(before, after)
     extra = rules.CONFIRM_RUNS - rounds
     if screened and extra > 0:
@@ -246,5 +343,4 @@ def measure(
             for s in SIDES:
                 run_batch("time", [s], f"c{c}", f"confirm {c}/{extra}", candidates)
         before, after = read()
-    benchmarks = dict(Benchmarks.load(load_config(dirs["A"][0].parent / "asv.conf.json")))
     return Measured(benchmarks, before, after, time.monotonic() - start, switches)
