@@ -7,6 +7,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -343,3 +344,48 @@ def test_memory_points_read_apart_are_measured_again_and_pooled():
     assert rules.memory_screened(BENCH, a, b) == [] and rules.compare(BENCH, a, b) == []
     # figures of points the side's runs did not read are not added
     assert ("m.CCosts.track_leak", ("'x'",)) not in a.runs and not a.missing
+
+
+def _time_runs(*levels: float) -> list[Side]:
+    """One side's time runs over 20 points of their own speeds, each run `level` x slow."""
+    runs = []
+    for level in levels:
+        s = Side()
+        for p in range(20):
+            s.add((f"m.C{p}.time_step", ()), (1 + p / 10) * level)
+        runs.append(s)
+    return runs
+
+
+def test_a_run_that_reads_the_whole_suite_slow_is_disturbed():
+    """A whole asv run read every point 2.6x slow in a planted gate; the screen runs of
+    three whole-suite gates read 1.00-1.07 of their side's fastest run."""
+    assert rules.disturbed(_time_runs(1.0, 2.6)) == [1]
+    assert rules.disturbed(_time_runs(1.3, 1.0, 1.02)) == [0]
+    assert rules.disturbed(_time_runs(1.0, 1.07)) == []
+    assert rules.disturbed(_time_runs(1.0)) == []  # nothing to compare with
+    # one point slow is that point's business, not the run's
+    runs = _time_runs(1.0, 1.0)
+    runs[1].runs[("m.C0.time_step", ())] = [[5.0]]
+    assert rules.disturbed(runs) == []
+
+
+def test_a_killed_gate_leaves_no_run_behind():
+    code = (
+        "import subprocess, time; from tfbench.gate import session\n"
+        "p = subprocess.Popen(['sleep', '60'], preexec_fn=session._ends_with_gate())\n"
+        "print(p.pid, flush=True); time.sleep(60)"
+    )
+    gate = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    run = int(gate.stdout.readline())
+    gate.kill()
+    gate.wait()
+    for _ in range(50):
+        try:
+            state = Path(f"/proc/{run}/stat").read_text().split(")")[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state == "Z":  # ended, not reaped by this container's init
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the gate's run {run} outlived it")

@@ -59,6 +59,8 @@ SCREEN_RUNS = 2  # enough to pick the points worth re-measuring
 CONFIRM_RUNS = 5  # complete separation of 5 runs a side: p = 2/252 under no change
 CONFIRM_READINGS = 5  # memory: readings a side of a point the first readings part
 P_VALUE = 0.002
+# A whole asv run can read every point 2-3x slow on this VM (tfbench/gate/session.py re-runs it)
+RUN_LEVEL, MIN_LEVEL_POINTS = 1.25, 3
 TIME_FLOOR = 0.15
 TIME_APART = 0.05  # between the nearest runs of the two sides
 PEAKMEM_FLOOR = 8 * MiB  # the whole process's peak RSS (TensorFlow's ~0.5 GiB included)
@@ -176,6 +178,23 @@ def memory_screened(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Point
             if not row.metric.startswith("time_")
         }
     )
+
+
+def disturbed(runs: list[Side]) -> list[int]:
+    """The time runs of one side (each one asv run's readings of the same selection) that
+    read the suite as a whole slow: the median, over their points (MIN_LEVEL_POINTS at
+    least), of the run's median over the point's fastest run median, beyond RUN_LEVEL. One
+    side's runs only: a release that slows every point is a change, not a disturbance."""
+    medians = [{p: statistics.median(r.values(p)) for p in r.runs} for r in runs]
+    points = set.intersection(*(set(m) for m in medians)) if len(medians) > 1 else set()
+    if len(points) < MIN_LEVEL_POINTS:
+        return []
+    fastest = {p: min(m[p] for m in medians) for p in points}
+    return [
+        i
+        for i, m in enumerate(medians)
+        if statistics.median(m[p] / fastest[p] for p in points) > RUN_LEVEL
+    ]
 
 
 def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:

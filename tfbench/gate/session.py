@@ -27,6 +27,7 @@ import ast
 import importlib.metadata
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -39,9 +40,11 @@ from asv.benchmarks import Benchmarks
 from tfbench.gate import readings, rules
 from tfbench.history import envs, repo
 from tfbench.history.asvconf import derived_config, load_config
+from tfbench.measure import child
 
 ROUNDS = 2  # time: the screen's runs a side (tfbench/gate/rules.py)
 MEMORY_ROUNDS = 1  # memory: one reading a side, both sides at once; points apart get more
+RERUNS = 2  # at most, a side, for runs that read the whole suite slow (rules.disturbed)
 PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
 SIDES = ("A", "B")
 
@@ -138,7 +141,9 @@ def _start(
     )
     log = run_dir / "asv.log"
     with log.open("w") as out:
-        process = subprocess.Popen(command, cwd=conf.parent, env=env, stdout=out, stderr=out)
+        process = subprocess.Popen(
+            command, cwd=conf.parent, env=env, stdout=out, stderr=out, preexec_fn=_ends_with_gate()
+        )
     return Run(process, log, run_dir / "results")
 
 
@@ -152,6 +157,13 @@ def _finish(run: Run) -> bool | None:
         tail = run.log.read_text().strip().splitlines()[-15:]
         raise GateError(f"asv run failed (exit {code}), {run.log}:\n" + "\n".join(tail))
     return code == 0
+
+
+def _ends_with_gate() -> Callable[[], object]:
+    """For Popen's preexec_fn: the run gets SIGTERM when the gate dies (asv then takes its
+    forkserver down, benchmarks/common.py), so a killed gate leaves no measurement behind."""
+    gate = os.getpid()
+    return lambda: child.die_with_parent(signal.SIGTERM, gate)
 
 
 def _probed(key: str) -> bool:
@@ -188,14 +200,12 @@ def _probe_again(
             run_dir / "spec.json",
             run_dir / "out.json",
         ]
+        env = dict(os.environ, ASV_COMMIT=commit, PYTHONPATH=path)
         with (run_dir / "log").open("w") as log:
             started[s] = (
                 run_dir,
                 subprocess.Popen(
-                    command,
-                    env=dict(os.environ, ASV_COMMIT=commit, PYTHONPATH=path),
-                    stdout=log,
-                    stderr=log,
+                    command, env=env, stdout=log, stderr=log, preexec_fn=_ends_with_gate()
                 ),
             )
     codes = {}
@@ -248,20 +258,23 @@ def measure(
 ) -> Measured:
     """Both tags measured in `rounds` rounds (memory in the first MEMORY_ROUNDS of them),
     then the memory points read apart re-measured until they have CONFIRM_READINGS a side,
-    and the time points the screen passes until they have CONFIRM_RUNS runs a side; `python` puts both sides in one interpreter (the gate's own tests, whose planted
-    changes follow the commit)."""
+    and the time points the screen passes until they have CONFIRM_RUNS runs a side (a
+    rounds' time run that read the whole suite slow measured again first, RERUNS at most);
+    `python` puts both sides in one interpreter (the gate's own tests, whose planted changes
+    follow the commit)."""
     start = time.monotonic()
     hashes = commits(conf_path, [old, new])
     sides = dict(zip(SIDES, (old, new)))
     switches: list[float] = []
     dirs: dict[str, list[Path]] = {s: [] for s in SIDES}
+    screen: dict[str, list[Path]] = {s: [] for s in SIDES}  # the rounds' time runs
     unselected: set[str] = set()  # kinds of benchmark --bench selects none of
     ensure_machine(machine)
     pythons = {s: python or release_python(t, flavour, env_root, say) for s, t in sides.items()}
 
     def run_batch(kind: str, batch: list[str], run: str, label: str, selected: str | None) -> None:
         """One asv run of `kind` for each side of the batch, started together, into
-        work/<side><run>-<kind>."""
+        work/<side><run>-<kind>; a time run of the rounds joins its side's screen."""
         began = time.monotonic()
         started = {}
         for s in batch:
@@ -286,6 +299,8 @@ def measure(
                 unselected.add(kind)
                 continue
             dirs[s].append(one.results)
+            if kind == "time" and selected == bench:
+                screen[s].append(one.results)
             failed = "" if clean[s] else f" (some benchmarks failed: {one.log})"
             say(
                 f"{label}, {kind}: {s} = {sides[s]} measured in "
@@ -306,6 +321,18 @@ def measure(
                 run_batch("time", [s], str(r), f"round {r}/{rounds}", bench)
     if not dirs["A"]:
         raise NothingSelected(f"--bench {bench!r} selects no benchmark of the suite")
+    for s, tag in sides.items():  # a run that read the whole suite slow is measured again
+        for attempt in range(1, RERUNS + 1):
+            runs = [readings.read_side([d], machine, hashes[tag]) for d in screen[s]]
+            slow = [screen[s][i] for i in rules.disturbed(runs)]
+            if not slow:
+                break
+            say(f"time: {s} = {tag}: {', '.join(d.parent.name for d in slow)} read slow")
+            for d in slow:
+                screen[s].remove(d)
+                dirs[s].remove(d)
+            for n in range(len(slow)):
+                run_batch("time", [s], f"r{attempt}.{n + 1}", f"re-run {attempt}", bench)
 
     again: dict[str, dict[readings.Point, list[dict]]] = {s: {} for s in SIDES}
 
