@@ -1,8 +1,9 @@
 """The package's layers import one way only, read from the source (no import is run).
 
 units  <-  measure  <-  scenarios  <-  targets  <-  sweep  <-  cli
-units  <-  history  <-  sweep (release environments);  history  <-  gate (readings, rules,
-interleaved asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
+units  <-  history  <-  sweep (release environments);  history, measure  <-  gate (readings,
+rules, interleaved asv runs, the probe's records)  <-  publish (which also reads the
+scenario catalog)  <-  cli
 """
 
 from pathlib import Path
@@ -20,7 +21,7 @@ ALLOWED = {
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
     "history": {"units", "history"},
-    "gate": {"units", "history", "gate"},
+    "gate": {"units", "history", "measure", "gate"},
     "sweep": {"units", "measure", "scenarios", "targets", "history", "gate", "sweep"},
     "publish": {"units", "history", "gate", "scenarios", "publish"},
     "cli": {

@@ -480,8 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--rounds",
         type=int,
         default=2,
-        help="rounds (default 2): memory in the first 2, both sides at once; time in each, "
-        "A then B (the screen: what it passes is re-measured to 5 runs a side)",
+        help="rounds (default 2): memory in the first, both sides at once; time in each, "
+        "A then B (the screen: memory points read apart are read again to 5 readings a "
+        "side, time points whose runs part re-measured to 5 runs a side)",
     )
     g.add_argument("--json", action="store_true", help="print the rows as JSON")
     g.add_argument("--config", default="asv.conf.json")

@@ -13,7 +13,9 @@
   `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
   more than the metric's floor: no ratios, so a near-zero baseline cannot make one; the
   peak of a pattern that leaks (on either side) is its growth over the window, and takes
-  the growth's floor share;
+  the growth's floor share. The gate screens with one reading a side and reads the points
+  of the rows found (memory_screened) again until they have CONFIRM_READINGS a side: more
+  readings only widen ranges and break unanimity, so they can only drop a row;
 - counts (`track_graph_ops`, `track_traces`): ranges apart at all;
 - leak (`track_leak`): every reading of each side agrees, and the two sides disagree;
 - status: a point measured in every run of one side and in no run of the other (a pattern
@@ -34,9 +36,11 @@ finds a 25% change at 90% of the steady points (process sd < 6%), 58% of the mid
 (6-10%) and 26% of the rest; 6 runs a side without the margin: 0.03, 94%, 63%, 26%, for
 one more time run a side. `peakmem_step` differed by 3.3 MiB at most; growth
 readings by 4.3 KiB/iteration at the 90th percentile (a 40-iteration window is coarse).
-Memory read one side after the other drifted (before the probe used one malloc arena): a
-leaking thread pattern's peak read 132 MiB in the first three runs and 155-167 MiB in the
-last three, so the gate reads both sides' memory at once.
+Replayed on ten v2.21.0 memory runs drawn as 400 A/A gates, one reading a side then five
+listed 0 memory rows (two a side: 0.17 a gate) and found a peak shift of twice its floor at
+93% of the points. Memory read one side after the other drifted (before the probe used
+one malloc arena): a leaking thread pattern's peak read 132 MiB in the first three runs
+and 155-167 MiB in the last three, so the gate reads both sides' memory at once.
 """
 
 from __future__ import annotations
