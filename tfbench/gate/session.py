@@ -154,9 +154,14 @@ def _finish(run: Run) -> bool | None:
     if code == 1 and "No benchmarks selected" in run.log.read_text():
         return None
     if code not in (0, 2) or not run.results.is_dir():
-        tail = run.log.read_text().strip().splitlines()[-15:]
-        raise GateError(f"asv run failed (exit {code}), {run.log}:\n" + "\n".join(tail))
+        raise _failed("asv run", code, run.log)
     return code == 0
+
+
+def _failed(what: str, code: int | str, log: Path) -> GateError:
+    """The error of a run that failed, with the last lines of its log."""
+    tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+    return GateError(f"{what} failed (exit {code}), {log}:\n" + "\n".join(tail))
 
 
 def _ends_with_gate() -> Callable[[], object]:
@@ -187,12 +192,12 @@ def _probe_again(
         "points": [[costs, [ast.literal_eval(v) for v in combo]] for costs, combo in points],
     }
     project = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
     started = {}
     for s, (python, commit) in sides.items():
         run_dir = work / f"{s}-probe-again"
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "spec.json").write_text(json.dumps(spec))
-        path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
         command = [
             python,
             "-m",
@@ -219,10 +224,7 @@ def _probe_again(
     for s, (run_dir, _) in started.items():
         out = run_dir / "out.json"
         if codes[s] != 0 or not out.is_file():
-            tail = (run_dir / "log").read_text(errors="replace").strip().splitlines()[-15:]
-            raise GateError(
-                f"measuring again failed (exit {codes[s]}), {run_dir / 'log'}:\n" + "\n".join(tail)
-            )
+            raise _failed("measuring again", codes[s], run_dir / "log")
         kept = json.loads(out.read_text())
         again[s] = {
             (costs, combo): kept.get(costs, {}).get(readings.probe_key(combo), [])
@@ -272,9 +274,11 @@ def measure(
     ensure_machine(machine)
     pythons = {s: python or release_python(t, flavour, env_root, say) for s, t in sides.items()}
 
-    def run_batch(kind: str, batch: list[str], run: str, label: str, selected: str | None) -> None:
+    def run_batch(
+        kind: str, batch: list[str], run: str, label: str, selected: str | None
+    ) -> dict[str, Path]:
         """One asv run of `kind` for each side of the batch, started together, into
-        work/<side><run>-<kind>; a time run of the rounds joins its side's screen."""
+        work/<side><run>-<kind>: side -> its results, for the sides it measured."""
         began = time.monotonic()
         started = {}
         for s in batch:
@@ -299,13 +303,12 @@ def measure(
                 unselected.add(kind)
                 continue
             dirs[s].append(one.results)
-            if kind == "time" and selected == bench:
-                screen[s].append(one.results)
             failed = "" if clean[s] else f" (some benchmarks failed: {one.log})"
             say(
                 f"{label}, {kind}: {s} = {sides[s]} measured in "
                 f"{time.monotonic() - began:.0f} s{failed}"
             )
+        return {s: one.results for s, one in started.items() if clean[s] is not None}
 
     for r in range(1, rounds + 1):
         if r > 1:  # the first round may create the environments
@@ -318,7 +321,8 @@ def measure(
             run_batch("memory", list(SIDES), str(r), f"round {r}/{rounds}", bench)
         for s in SIDES:
             if "time" not in unselected:
-                run_batch("time", [s], str(r), f"round {r}/{rounds}", bench)
+                label = f"round {r}/{rounds}"
+                screen[s] += run_batch("time", [s], str(r), label, bench).values()
     if not dirs["A"]:
         raise NothingSelected(f"--bench {bench!r} selects no benchmark of the suite")
     for s, tag in sides.items():  # a run that read the whole suite slow is measured again
@@ -332,7 +336,8 @@ def measure(
                 screen[s].remove(d)
                 dirs[s].remove(d)
             for n in range(len(slow)):
-                run_batch("time", [s], f"r{attempt}.{n + 1}", f"re-run {attempt}", bench)
+                label = f"re-run {attempt}"
+                screen[s] += run_batch("time", [s], f"r{attempt}.{n + 1}", label, bench).values()
 
     again: dict[str, dict[readings.Point, list[dict]]] = {s: {} for s in SIDES}
 
