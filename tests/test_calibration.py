@@ -58,6 +58,28 @@ def test_a_small_leak_into_resident_free_chunks_reads_its_size(tmp_path):
     assert r["growth_bytes_per_iteration"] == pytest.approx(64 * 1024, rel=0.05)
 
 
+def test_a_peak_does_not_depend_on_large_blocks_freed_before(tmp_path):
+    """Freeing a large block raises glibc's dynamic mmap threshold: later blocks below it go
+    to the heap, where one kept block between them holds the freed ones resident (here 16 +
+    20 MiB where only 20 are live at once). The probe fixes the threshold, so the peak is
+    the largest live block (read 19.8-19.9 MiB; without the fixed threshold 36.1)."""
+    step = tmp_path / "raised_threshold.py"
+    step.write_text(
+        "import numpy as np\n\n"
+        "_big = np.ones(3 << 20)  # 24 MiB, mmap'ed\n"
+        "del _big  # its free raises the threshold to 24 MiB\n\n\n"
+        "def step():\n"
+        "    a = np.ones(2 << 20)  # 16 MiB\n"
+        "    kept = np.ones(12 << 10)  # 96 KiB, from the heap's top: above it\n"
+        "    del a\n"
+        "    b = np.ones(5 << 19)  # 20 MiB: does not fit where a was\n"
+        "    b[0] = kept[0]\n"
+    )
+    r = measure_json(f"{step}::step", "--iterations", "20", "--warmup", "2")
+    assert abs(r["peak_increase_bytes"] - 20 * MiB) <= MiB
+    assert r["leak"] is False
+
+
 def test_leak_past_the_budget_is_stopped_with_its_readings(synthetic):
     r = measure_json(
         synthetic("leak_16mib"), "--iterations", "1000", "--warmup", "2", "--budget-mib", "300"

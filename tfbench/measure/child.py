@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench.measure import devices
-from tfbench.measure.meter import fault_in_like, one_arena
+from tfbench.measure.meter import fault_in_like, libc, steady_malloc
 from tfbench.measure.record import Record
 from tfbench.measure.steps import measure
 from tfbench.units import format_bytes
@@ -30,7 +30,7 @@ def serve(run: Callable[[bool], Record], out: Path, parent: int) -> None:
         os.setpgid(0, 0)
         die_with_parent(signal.SIGKILL, parent)
         os.dup2(2, 1)
-        one_arena()  # before the step's threads and TensorFlow's pools start
+        steady_malloc()  # before the step's threads and TensorFlow's pools start
         record = run(fault_in_like(os.getppid()))
         out.write_text(json.dumps(record))
         code = 0
@@ -42,13 +42,11 @@ def serve(run: Callable[[bool], Record], out: Path, parent: int) -> None:
 def die_with_parent(sig: int, parent: int) -> bool:
     """Have the kernel send `sig` to this process when its parent exits (Linux prctl), so a
     killed supervisor leaves no measurement running. False where that is not available."""
+    c = libc()
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(1, int(sig), 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
+        if c is None or c.prctl(1, int(sig), 0, 0, 0) != 0:  # 1 = PR_SET_PDEATHSIG
             return False
-    except (OSError, AttributeError):
+    except AttributeError:
         return False
     if os.getppid() != parent:  # the parent died before the request took effect
         os.kill(os.getpid(), sig)

@@ -105,26 +105,38 @@ def fault_in_like(pid: int) -> bool:
     return True
 
 
-def _libc():
+def libc():
+    """The C library this process runs on (errno kept for callers that read it), or None."""
     import ctypes
 
     try:
-        return ctypes.CDLL(None)
+        return ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
 
 
-def one_arena() -> bool:
-    """Have every thread this process starts from now on allocate from the malloc arenas that
-    exist (glibc's M_ARENA_MAX = 1) instead of an arena of its own each.
+def steady_malloc() -> bool:
+    """Make what glibc's malloc keeps resident depend on the allocations only, not on which
+    thread made them or on what was freed before: every thread this process starts from now
+    on allocates from the arenas that exist (M_ARENA_MAX = 1) instead of an arena of its
+    own each, and blocks of 128 KiB or more are always mmap'ed (M_MMAP_THRESHOLD fixed at
+    glibc's initial value, which also stops its dynamic raise).
 
     With an arena per thread, what the arenas keep beyond the live allocations depends on
-    which thread happened to run what: a pattern's peak then varies between processes by
-    tens of MiB (4 threads building ops: 122-166 MiB) and TensorFlow's thread pools add
-    several MiB to patterns that run graphs. False where this is not glibc (no mallopt).
+    which thread happened to run what: a pattern's peak varied between processes by tens of
+    MiB (4 threads building ops: 122-166 MiB). With the dynamic threshold, freeing one large
+    mmap'ed block raises the threshold, and later blocks of that size land in the heap,
+    where fragmentation keeps them: MatrixPower's tape at size 256 read 31.6-38.0 MiB from
+    one process to the next, 28.8-28.9 MiB with the threshold fixed. False where this is not
+    glibc (no mallopt).
     """
-    libc = _libc()
-    return bool(libc is not None and hasattr(libc, "mallopt") and libc.mallopt(-8, 1) == 1)
+    c = libc()
+    return bool(
+        c is not None
+        and hasattr(c, "mallopt")
+        and c.mallopt(-8, 1) == 1  # M_ARENA_MAX
+        and c.mallopt(-3, 128 * 1024) == 1  # M_MMAP_THRESHOLD
+    )
 
 
 def trim_heap() -> bool:
@@ -132,10 +144,10 @@ def trim_heap() -> bool:
     memory a measured region takes from free chunks faults in and counts: a process forked
     after imports inherits resident free chunks, and a small leak filling them read as half
     its size. False where this is not glibc."""
-    libc = _libc()
-    if libc is None or not hasattr(libc, "malloc_trim"):
+    c = libc()
+    if c is None or not hasattr(c, "malloc_trim"):
         return False
-    libc.malloc_trim(0)
+    c.malloc_trim(0)
     return True
 
 
