@@ -89,21 +89,14 @@ REPEATS = int(os.environ.get("TFBENCH_REPEATS", "3"))
 
 
 def measure_grid(
-    family: str,
-    params: list,
-    names: list[str],
-    imports: tuple[str, ...] = (),
-    workers: int = 2,
-    repeats: int = REPEATS,
+    family: str, params: list, names: list[str], workers: int = 2, repeats: int = REPEATS
 ) -> dict[str, list[record.Record]]:
-    """Probe every grid point `repeats` times, each in a child forked from one fresh process
-    (TensorFlow imported, not started; `imports` imported: the modules that register the
-    family's scenarios), two at a time, the whole grid once before it is measured again
-    (slow drift spreads over every point); skips carry their reason.
+    """Probe every grid point `repeats` times, each in a child forked from this process
+    (asv's setup_cache: TensorFlow imported, not started), two at a time, the whole grid
+    once before it is measured again (slow drift spreads over every point); skips carry
+    their reason.
 
-    Not forked from here: a reading then depended on the asv process it forked from (MatrixPower
-    tape 256 read 28.1-33.6 MiB from one suite run to the next, each run's 3 processes within
-    0.8 MiB). Whether a device is usable is asked in the child: asking would start TensorFlow.
+    Whether a device is usable is asked in the child: asking here would start TensorFlow.
     """
     results: dict[str, list[record.Record]] = {}
     todo = {}
@@ -114,9 +107,7 @@ def measure_grid(
             todo[_key(values)] = {"scenario": scenario_id, "params": point}
         except scenarios.ParamError as e:
             results[_key(values)] = [{"status": "skipped", "error": str(e)}]
-    measured = targets.measure_spawned(
-        list(todo.values()) * repeats, workers=workers, imports=imports
-    )
+    measured = targets.measure_forked(list(todo.values()) * repeats, workers=workers)
     for k, key in enumerate(todo):
         results[key] = measured[k :: len(todo)]
     return results
@@ -215,7 +206,7 @@ class ProbeCosts(_Family):
     """
 
     def measure(self) -> dict[str, list[record.Record]]:
-        cache = measure_grid(self.family, self.params, self.param_names, (type(self).__module__,))
+        cache = measure_grid(self.family, self.params, self.param_names)
         keep_outcomes(self.__class__.__name__, cache)
         return cache
 

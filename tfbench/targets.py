@@ -3,9 +3,8 @@
 A target is {"scenario": ID, "params": {...}} or {"file": PATH, "function": NAME}. This is
 where the instrument (tfbench.measure) meets the catalog (tfbench.scenarios): `run` turns a
 target into a step inside the measuring child, `measure_forked` supervises children forked
-from this process (TensorFlow imported, not started), and `measure_spawned` starts a fresh
-process that does the same, safe from any caller and from what its heap went through
-(`measure_isolated`: one target).
+from this process (asv's setup_cache: TensorFlow imported, not started), and
+`measure_isolated` starts a fresh process that does the same, safe from any caller.
 """
 
 from __future__ import annotations
@@ -145,49 +144,25 @@ def measure_isolated(
 
     Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
     """
-    spec = {"iterations": iterations, "warmup": warmup, "budget": budget_bytes}
-    (result,) = measure_spawned([target], spec, timeout_s, python=python, quiet=quiet)
-    return result
-
-
-def measure_spawned(
-    targets: list[dict[str, Any]],
-    spec: dict[str, Any] | None = None,
-    timeout_s: float = 600.0,
-    workers: int = 1,
-    python: str | None = None,
-    quiet: bool = False,
-    imports: tuple[str, ...] = (),
-) -> list[Record]:
-    """measure_forked in a fresh Python process: `python`'s (another environment's, which
-    sees tfbench's source and nothing else from here), or this interpreter's with this
-    process's sys.path and `imports` (modules that register scenarios outside the catalog)
-    imported first. A reading then does not depend on what the caller's heap went through
-    (asv's forkserver differs from one run to the next). `spec`: iterations, warmup, budget.
-    """
     spec = {
-        "iterations": None,
-        "warmup": None,
-        "budget": None,
-        **(spec or {}),
-        "targets": targets,
+        "targets": [target],
+        "iterations": iterations,
+        "warmup": warmup,
+        "budget": budget_bytes,
         "timeout": timeout_s,
-        "workers": workers,
-        "imports": list(imports),
     }
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec))
-        # Another environment's packages (its TensorFlow) must not be shadowed by this
-        # one's: its process imports tfbench from its source and nothing else from here.
+        # The child imports tfbench from its source and nothing else from here: another
+        # environment's packages (its TensorFlow) must not be shadowed by this one's.
         source = Path(tmp) / "code"
         source.mkdir()
         (source / "tfbench").symlink_to(Path(__file__).resolve().parent)
-        path = [str(source)] if python else [str(source), *filter(None, sys.path)]
         env = dict(
             os.environ,
             TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
-            PYTHONPATH=os.pathsep.join(path),
+            PYTHONPATH=str(source),
         )
         log = Path(tmp) / "log"
         with open(log, "w") as printed:
@@ -198,33 +173,23 @@ def measure_spawned(
                 env=env,
             )
         if out_path.exists():
-            return json.loads(out_path.read_text())
+            return json.loads(out_path.read_text())[0]
         last = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-20:])
-    results = []
-    for target in targets:
-        result = describe(target)
-        result.update(
-            status="error",
-            error=f"the measuring process exited with code {exit_code}"
-            + (f"; its last lines:\n{last}" if last else ""),
-        )
-        if python:
-            result["tf_version"] = None  # another environment's: not known here
-        results.append(result)
-    return results
+    result = describe(target)
+    result.update(
+        status="error",
+        error=f"the measuring process exited with code {exit_code}"
+        + (f"; its last lines:\n{last}" if last else ""),
+    )
+    if python:
+        result["tf_version"] = None  # another environment's: not known here
+    return result
 
 
 def _main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
-    for module in spec["imports"]:
-        importlib.import_module(module)
     results = measure_forked(
-        spec["targets"],
-        spec["iterations"],
-        spec["warmup"],
-        spec["budget"],
-        spec["timeout"],
-        spec["workers"],
+        spec["targets"], spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"]
     )
     Path(out_path).write_text(json.dumps(results))
 

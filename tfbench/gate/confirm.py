@@ -1,6 +1,6 @@
 """Probe grid points measured again in a release's environment, the way asv's setup_cache
-measures them (benchmarks/common.measure_grid: children forked from a fresh process that
-imported TensorFlow), each point on its own grid: re-measuring one point costs its own readings,
+measures them (benchmarks/common.measure_grid: children forked from a process that imported
+TensorFlow), each point on its own grid: re-measuring one point costs its own readings,
 not its family's whole grid.
 
 Run by the gate (tfbench/gate/session.py) in the side's interpreter, the project on
@@ -31,11 +31,7 @@ def main(spec_path: str, out_path: str) -> None:
         module, _, name = module_class.rpartition(".")
         costs = getattr(importlib.import_module(f"{suite.name}.{module}"), name)
         grid = common.measure_grid(
-            costs.family,
-            [[v] for v in values],
-            costs.param_names,
-            (costs.__module__,),
-            repeats=spec["repeats"],
+            costs.family, [[v] for v in values], costs.param_names, repeats=spec["repeats"]
         )
         for key, repeats in grid.items():
             out.setdefault(module_class, {})[key] = [record.kept(r) for r in repeats]

@@ -127,7 +127,7 @@ def steady_malloc() -> bool:
     MiB (4 threads building ops: 122-166 MiB). With the dynamic threshold, freeing one large
     mmap'ed block raises the threshold, and later blocks of that size land in the heap,
     where fragmentation keeps them: MatrixPower's tape at size 256 read 31.6-38.0 MiB from
-    one process to the next, 28.8-29.0 MiB with the threshold fixed. False where this is not
+    one process to the next, 28.8-28.9 MiB with the threshold fixed. False where this is not
     glibc (no mallopt).
     """
     c = libc()
