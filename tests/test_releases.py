@@ -1,5 +1,6 @@
 """The release axis: a deterministic history repository generated from the tracked list."""
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -102,3 +103,25 @@ def test_envsync_reports_a_failed_install_and_exits_nonzero(tmp_path):
     assert run.returncode == 1
     assert "tfbench-no-such-distribution" in run.stderr and "could not install" in run.stderr
     assert not (tmp_path / "record").exists()  # nothing recorded for a release that is not there
+
+
+def test_environments_are_compiled_to_bytecode(tmp_path):
+    """Every module gets its .pyc, so no process compiles from source where none can be
+    written at import (envsync.compile_bytecode: that fragmented the probes' heap)."""
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = str(env / "bin" / "python")
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    module = os.path.join(purelib, "tfbench_probe_module", "__init__.py")
+    os.makedirs(os.path.dirname(module))
+    with open(module, "w") as f:
+        f.write("VALUE = 1\n")
+    cached = importlib.util.cache_from_source(module)
+    assert not os.path.exists(cached)
+    envsync.compile_bytecode(python)
+    assert os.path.exists(cached)

@@ -5,8 +5,9 @@ release. An environment is created on first use with uv (`uv venv`, then `uv pip
 --no-deps` of the lock: exactly the pinned set, nothing resolved), under the user's cache
 directory (TFBENCH_ENV_DIR or --env-dir to move it), and reused afterwards, offline. uv links
 files from its own cache (hard links on one file system), so a second release costs far
-less disk than a full copy. A finished environment holds its lock as `.tfbench-lock`: one
-whose lock changed is made again; a half-made one never counts (built aside, renamed in).
+less disk than a full copy; every module is compiled to bytecode (envsync.compile_bytecode
+says why). A finished environment holds its lock as `.tfbench-ready`: one whose lock changed
+is made again; a half-made one never counts (built aside, renamed in).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tfbench
-from tfbench.history.envsync import lock_file_name
+from tfbench.history.envsync import compile_bytecode, lock_file_name
 from tfbench.history.releases import FLAVOURS, read_lock
 
-MARK = ".tfbench-lock"
+MARK = ".tfbench-ready"  # renamed from .tfbench-lock: those were not compiled
 
 
 class EnvError(RuntimeError):
@@ -102,6 +103,7 @@ def ensure(
             "-r",
             str(lock),
         )
+        compile_bytecode(str(partial / "bin" / "python"))
         (partial / MARK).write_bytes(text)
         shutil.rmtree(env.path, ignore_errors=True)
         partial.rename(env.path)
