@@ -21,7 +21,4 @@ class ArticlesCosts(common.ProbeCosts, common.GraphOps, common.Traces):
 
     setup_cache.timeout = 1800
 
-    def track_graph_ops_per_call(self, cache, *params):
-        return self._figure("graph_ops_per_call")
-
-    track_graph_ops_per_call.unit = "operations/call"
+    track_graph_ops_per_call = common.track("track_graph_ops_per_call")

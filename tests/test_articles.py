@@ -1,5 +1,5 @@
 """The articles' examples as written (tfbench/scenarios/articles.py) and the report's
-findings about them (tfbench/publish/articles.py)."""
+findings about them (tfbench/publish/findings.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from tfbench import scenarios, targets
-from tfbench.publish import articles
-from tfbench.publish.articles import Example, Literal, finding
+from tfbench.publish import findings
 from tfbench.publish.families import Family
+from tfbench.publish.findings import Example, Literal, finding
 from tfbench.publish.results import MachineResults
 from tfbench.units import KiB
 
@@ -25,14 +25,14 @@ FAILS = {
 
 def test_fifteen_examples_each_named_in_the_report():
     assert len(EXAMPLES) == 15
-    named = {f"article.{e.variant}" for a in articles.ARTICLES for e in a.examples}
+    named = {f"article.{e.variant}" for a in findings.ARTICLES for e in a.examples}
     assert named == set(EXAMPLES)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", EXAMPLES)
 def test_each_example_runs_within_the_default_budget(scenario):
-    result = targets.measure_isolated({"scenario": scenario, "params": {}}, timeout_s=300)
+    result = targets.measure_isolated(targets.ScenarioTarget(scenario), timeout_s=300)
     if scenario in FAILS:
         assert result["status"] == "error" and FAILS[scenario] in result["error"], result
     else:
@@ -105,8 +105,8 @@ def test_adapted_example_computes_what_the_literal_does(scenario, tmp_path):
 
 
 LEAKY = Example("x.ex1", "leaks: the session", "leak", "the session", (
-    articles._v("graphs.Sessions", "with_block", "session"),
-    articles._v("graphs.GraphConstruction", "session_per_iteration", "ops"),
+    findings._v("graphs.Sessions", "with_block", "session"),
+    findings._v("graphs.GraphConstruction", "session_per_iteration", "ops"),
 ))  # fmt: skip
 
 
@@ -146,10 +146,10 @@ def test_comparative_findings_follow_the_figures():
 
 
 def test_short_error_names_the_exception():
-    assert articles.short_error("error: InaccessibleTensorError: <tf.Tensor ...>") == (
+    assert findings.short_error("error: InaccessibleTensorError: <tf.Tensor ...>") == (
         "InaccessibleTensorError"
     )
-    assert articles.short_error("timeout: run killed after 600 s") == "run killed after 600 s"
+    assert findings.short_error("timeout: run killed after 600 s") == "run killed after 600 s"
 
 
 def _machine(with_block_leaks: int) -> tuple[dict, MachineResults]:
@@ -191,7 +191,7 @@ VARIANTS = [sid.split(".", 1)[1] for sid in EXAMPLES]
 def test_the_report_section_derives_each_finding_from_the_results():
     def ex1(with_block_leaks):
         fams, m = _machine(with_block_leaks)
-        (section,) = [s for s in articles.sections(fams, m) if s.article.number == "001"]
+        (section,) = [s for s in findings.sections(fams, m) if s.article.number == "001"]
         return section.examples[0]
 
     flat = ex1(0)

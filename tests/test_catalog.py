@@ -7,7 +7,7 @@ import pytest
 from tfbench import scenarios
 from tfbench.scenarios import graphs, predict
 from tfbench.scenarios import threads as threads_module
-from tfbench.targets import measure_isolated
+from tfbench.targets import ScenarioTarget, measure_isolated
 from tfbench.units import MiB
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
@@ -160,7 +160,7 @@ def test_thread_patterns_agree_and_join(threads):
 @pytest.mark.parametrize("scenario_id", CONTRACT)
 def test_runs_within_a_memory_budget(scenario_id):
     r = measure_isolated(
-        {"scenario": scenario_id, "params": {}},
+        ScenarioTarget(scenario_id),
         iterations=20,
         warmup=2,
         budget_bytes=2048 * MiB,

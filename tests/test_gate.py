@@ -15,7 +15,7 @@ import pytest
 from tfbench import cli
 from tfbench.gate import readings, rules, session
 from tfbench.gate.readings import Side
-from tfbench.publish import gate
+from tfbench.publish import changes
 from tfbench.units import KiB, MiB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ def side(benchmark: str, *runs: list[float | None]) -> Side:
     return s
 
 
-def found(benchmark: str, a: list[list], b: list[list]) -> list[rules.Row]:
+def found(benchmark: str, a: list[list], b: list[list]) -> list[rules.Change]:
     return rules.compare(BENCH, side(benchmark, *a), side(benchmark, *b))
 
 
@@ -283,7 +283,7 @@ def test_gate_bench_that_selects_nothing_is_bad_input(planted_project, monkeypat
 def test_a_report_command_reruns_exactly_its_row(planted_project, monkeypatch, capsys):
     """The command the report prints for a row, run as printed (on the planted project),
     re-measures that grid point only, and finds the row again."""
-    row = rules.Row(
+    row = rules.Change(
         "planted.PlantedCosts.track_peak_increase('peak')",
         "planted.PlantedCosts.track_peak_increase",
         {"variant": "'peak'"},
@@ -294,7 +294,7 @@ def test_a_report_command_reruns_exactly_its_row(planted_project, monkeypatch, c
         "bytes",
         "",
     )
-    printed = gate.gate_command(row, "planted", ("v1.0.0", "v1.0.1"))
+    printed = changes.gate_command(row, "planted", ("v1.0.0", "v1.0.1"))
     argv = shlex.split(printed)
     assert argv[0] == "tfbench"
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(planted_project / "repo"))
@@ -367,8 +367,8 @@ def test_a_run_that_reads_the_whole_suite_slow_is_disturbed():
 
 def test_a_killed_gate_leaves_no_run_behind():
     code = (
-        "import subprocess, time; from tfbench.gate import session\n"
-        "p = subprocess.Popen(['sleep', '60'], preexec_fn=session._ends_with_gate())\n"
+        "import subprocess, time; from tfbench.gate import asvruns\n"
+        "p = subprocess.Popen(['sleep', '60'], preexec_fn=asvruns.ends_with_gate())\n"
         "print(p.pid, flush=True); time.sleep(60)"
     )
     gate = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

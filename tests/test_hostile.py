@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import scratch_asv_conf
 
-from tfbench.gate.rules import Row
+from tfbench.gate.rules import Change
 from tfbench.history.releases import ROOT
 from tfbench.history.repo import history_tags
-from tfbench.publish import gate
+from tfbench.publish import changes
 
 pytestmark = pytest.mark.slow  # asv publish
 MACHINE = "linux-2cpu-24gb"
@@ -136,7 +136,7 @@ def test_a_machine_json_naming_another_machine_is_skipped_by_both(tmp_path, npm_
 
 
 def test_gate_commands_run_as_printed_without_the_shell_reading_names(tmp_path):
-    row = Row(
+    row = Change(
         "graphs.Eager.time_step('loop', 'CPU')",
         "graphs.Eager.time_step",
         {"variant": "'loop'", "device": "'CPU'"},
@@ -147,7 +147,7 @@ def test_gate_commands_run_as_printed_without_the_shell_reading_names(tmp_path):
         "seconds",
         "",
     )
-    command = gate.gate_command(row, SHELL, ("v2.20.0", "v2.21.0"))
+    command = changes.gate_command(row, SHELL, ("v2.20.0", "v2.21.0"))
     echoed = subprocess.run(
         ["bash", "-c", "printf '%s\\n' " + command.removeprefix("tfbench ")],
         cwd=tmp_path,

@@ -1,9 +1,9 @@
 """The package's layers import one way only, read from the source (no import is run).
 
-units  <-  measure  <-  scenarios  <-  targets  <-  sweep  <-  cli
-units  <-  history  <-  sweep (release environments);  history, measure  <-  gate (readings,
-rules, interleaved asv runs, the probe's records)  <-  publish (which also reads the
-scenario catalog)  <-  cli
+units  <-  measure  <-  scenarios  <-  targets  <-  probes (the probe's contract: grids,
+figures, the probes file; history's asvconf)  <-  gate (readings, rules, the session, its
+asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
+units  <-  floors  <-  gate, sweep;  history  <-  sweep (release environments)  <-  cli
 """
 
 from pathlib import Path
@@ -16,14 +16,16 @@ from tfbench.sources import closure, imports
 # layer -> the layers it may import (its own included)
 ALLOWED = {
     "units": {"units"},
+    "floors": {"units", "floors"},
     "sources": {"sources"},
     "measure": {"units", "measure"},
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
     "history": {"units", "history"},
-    "gate": {"units", "history", "measure", "gate"},
-    "sweep": {"units", "measure", "scenarios", "targets", "history", "gate", "sweep"},
-    "publish": {"units", "history", "gate", "scenarios", "publish"},
+    "probes": {"units", "measure", "scenarios", "targets", "history", "probes"},
+    "gate": {"units", "floors", "history", "measure", "probes", "gate"},
+    "sweep": {"units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
+    "publish": {"units", "history", "gate", "probes", "scenarios", "publish"},
     "cli": {
         "units",
         "measure",

@@ -65,9 +65,161 @@ def test_tf_extra_pins_the_newest_tracked_release():
 
 def test_bad_line_in_the_release_list_names_the_line(tmp_path):
     listing = tmp_path / "releases.txt"
-    listing.write_text("# comment\n2.20.0\n2.21\n")
-    with pytest.raises(ValueError, match=r"releases.txt:3: '2.21' is not a version"):
-        releases.tracked_versions(listing)
+    for text, message in [
+        ("# comment\n2.20.0\n2.21\n", r"releases.txt:3: '2.21' is not a version"),
+        ("2.21.0\n2.22.0.dev0\n", r"releases.txt:2: '2.22.0.dev0': only releases and"),
+        ("2.21.0\n2.22.0-rc0\n", r"releases.txt:2: '2.22.0-rc0' is not a version"),
+        ("2.22.0\n2.22.0rc0\n", r"releases.txt:2: 2.22.0rc0 is not newer than 2.22.0"),
+        ("2.21.0\n2.21.0\n", r"releases.txt:2: 2.21.0 is not newer"),
+    ]:
+        listing.write_text(text)
+        with pytest.raises(ValueError, match=message):
+            releases.tracked_versions(listing)
+
+
+def test_release_candidates_are_releases_in_pep440_order(tmp_path):
+    listing = tmp_path / "releases.txt"
+    listing.write_text("2.21.0\n2.22.0rc0\n2.22.0rc1\n2.22.0\n")
+    assert releases.tracked_versions(listing) == ["2.21.0", "2.22.0rc0", "2.22.0rc1", "2.22.0"]
+    assert [releases.candidate(v) for v in ("v2.22.0rc0", "2.22.0", "2.22.0b1")] == [
+        True,
+        False,
+        True,
+    ]
+
+
+def _wheel(version: str, uploaded: str, tag: str = "cp311-cp311-manylinux_2_27_x86_64") -> dict:
+    return {"filename": f"tensorflow_cpu-{version}-{tag}.whl", "upload-time": uploaded}
+
+
+INDEX = releases.available(
+    [
+        _wheel("2.20.0", "2025-08-13T00:00:00Z"),
+        _wheel("2.21.0rc0", "2026-02-01T00:00:00Z"),
+        _wheel("2.21.0", "2026-03-06T17:00:00Z"),
+        _wheel("2.21.0", "2026-03-06T16:00:00Z", "cp311-cp311-manylinux_2_17_x86_64"),
+        _wheel("2.22.0rc0", "2026-09-22T18:37:45Z"),
+        _wheel("2.22.0rc1", "2026-10-01T00:00:00Z", "cp312-cp312-manylinux_2_27_x86_64"),
+        _wheel("2.22.0rc1", "2026-10-01T00:00:00Z", "cp311-cp311-win_amd64"),
+        {"filename": "tensorflow_cpu-2.23.0.tar.gz", "upload-time": "2026-12-01T00:00:00Z"},
+    ]
+)
+
+
+def test_the_index_offers_versions_with_a_cpython_311_linux_wheel():
+    assert INDEX == {
+        "2.20.0": "2025-08-13T00:00:00Z",
+        "2.21.0rc0": "2026-02-01T00:00:00Z",
+        "2.21.0": "2026-03-06T16:00:00Z",  # its first such wheel
+        "2.22.0rc0": "2026-09-22T18:37:45Z",
+    }
+
+
+def test_check_lists_new_minors_and_with_pre_the_newest_candidate():
+    def listed(tracked, pre=False, index=INDEX):
+        return [(n.version, n.kind) for n in releases.newer(tracked, index, pre)]
+
+    assert listed(["2.19.1", "2.20.0", "2.21.0"]) == []
+    assert listed(["2.19.1", "2.20.0", "2.21.0"], pre=True) == [("2.22.0rc0", "candidate")]
+    assert listed(["2.21.0", "2.22.0rc0"], pre=True) == []
+    assert listed(["2.19.1"]) == [("2.20.0", "release"), ("2.21.0", "release")]
+    # a candidate whose release is out is not listed; the newest of several is
+    final = {**INDEX, "2.22.0": "2026-11-01T00:00:00Z", "2.22.1": "2026-11-20T00:00:00Z"}
+    assert listed(["2.21.0", "2.22.0rc0"], pre=True, index=final) == [("2.22.1", "release")]
+    later = {**INDEX, "2.22.0rc1": "2026-10-01T00:00:00Z"}
+    assert listed(["2.21.0"], pre=True, index=later) == [("2.22.0rc1", "candidate")]
+
+
+def test_check_says_when_the_index_cannot_be_reached(monkeypatch, capsys):
+    from tfbench import cli
+
+    monkeypatch.setattr(releases, "SIMPLE_INDEX", "http://127.0.0.1:9/simple/{name}/")
+    assert cli.main(["releases", "check"]) == 2
+    assert "http://127.0.0.1:9/simple/tensorflow-cpu/" in capsys.readouterr().err
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A release list, locks, history and pyproject.toml of its own (2.20.0 and 2.21.0, the
+    committed locks), and an index offering 2.22.0rc0; locking writes a stand-in lock."""
+    import shutil
+
+    locks = tmp_path / "locks"
+    for version in ("2.20.0", "2.21.0"):
+        shutil.copytree(releases.LOCKS_DIR / version, locks / version)
+    (tmp_path / "releases.txt").write_text("# tracked\n2.20.0\n2.21.0\n")
+    (tmp_path / "pyproject.toml").write_text('[x]\ntf = ["tensorflow-cpu==2.21.0"]\n')
+    repo.build_history(["2.20.0", "2.21.0"], tmp_path / "history.git", locks)
+    index = [_wheel("2.22.0rc0", "2026-09-22T18:37:45Z")]
+    monkeypatch.setattr(releases, "index_files", lambda project: index)
+
+    def lock(version, locks_dir):
+        folder = locks_dir / version
+        folder.mkdir()
+        for flavour in releases.FLAVOURS:
+            text = f"# released: 2026-09-22T18:35:02Z\ntensorflow-cpu=={version}\n"
+            (folder / envsync.lock_file_name(flavour)).write_text(text)
+
+    monkeypatch.setattr(releases, "lock_release", lock)
+    return tmp_path
+
+
+def _add(project, versions):
+    return repo.add(
+        versions,
+        say=lambda text: None,
+        listing=project / "releases.txt",
+        locks_dir=project / "locks",
+        repo=project / "history.git",
+        pyproject=project / "pyproject.toml",
+    )
+
+
+def test_add_appends_locks_and_rebuilds_leaving_earlier_hashes_alone(project):
+    before = repo.history_tags(project / "history.git")
+    tags = _add(project, ["v2.22.0rc0"])
+    assert releases.tracked_versions(project / "releases.txt")[-1] == "2.22.0rc0"
+    assert list(tags) == ["v2.20.0", "v2.21.0", "v2.22.0rc0"]
+    assert {t: tags[t] for t in before} == before  # results of earlier releases stay valid
+    assert 'tf = ["tensorflow-cpu==2.22.0rc0"]' in (project / "pyproject.toml").read_text()
+
+
+def test_add_refuses_what_would_rewrite_the_history_or_is_not_there(project):
+    for versions, message in [
+        (["2.21.0"], "already tracked: 2.21.0"),
+        (["2.20.5"], "older than the newest tracked release, 2.21.0"),
+        (["2.22.0rc0", "2.19.0"], "2.19.0 is older"),
+        (["2.22"], "is not a version"),
+        (["2.22.0rc1"], "has no tensorflow-cpu 2.22.0rc1 wheel"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            _add(project, versions)
+    assert (project / "releases.txt").read_text() == "# tracked\n2.20.0\n2.21.0\n"
+
+
+def test_a_failed_lock_leaves_the_project_as_it_was(project, monkeypatch):
+    def fails(version, locks_dir):
+        (locks_dir / version).mkdir()
+        raise RuntimeError("uv could not resolve")
+
+    before = repo.history_tags(project / "history.git")
+    monkeypatch.setattr(releases, "lock_release", fails)
+    with pytest.raises(RuntimeError):
+        _add(project, ["2.22.0rc0"])
+    assert (project / "releases.txt").read_text() == "# tracked\n2.20.0\n2.21.0\n"
+    assert not (project / "locks" / "2.22.0rc0").exists()
+    assert repo.history_tags(project / "history.git") == before
+
+
+@pytest.mark.slow
+def test_relocking_reproduces_every_committed_lock_and_the_history(tmp_path):
+    """uv, resolving as PyPI stood the day after each release, gives the committed locks
+    byte for byte on any machine, and so the committed history's hashes."""
+    for version in VERSIONS:
+        relocked = releases.lock_release(version, locks_dir=tmp_path)
+        assert relocked == releases.read_lock(version), version
+    rebuilt = repo.build_history(VERSIONS, repo=tmp_path / "history.git", locks_dir=tmp_path)
+    assert rebuilt == repo.history_tags()
 
 
 def test_missing_lock_says_how_to_make_it(tmp_path):

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from tfbench.gate.readings import Side
-from tfbench.publish import claims, gate, html, markdown, report
+from tfbench.publish import changes, claims, html, markdown, report
 from tfbench.publish.families import Family
 from tfbench.publish.results import Data, MachineResults
 
@@ -92,10 +92,10 @@ def test_a_release_without_a_value_says_why():
 
 def test_what_changed_follows_the_gate_rules():
     d = data(leak=(1, 1, 0), times=(0.010, 0.010, 0.0115))
-    changes = gate.history_changes(d, d.machines["box"])
-    assert [c.pair for c in changes] == [("v1.0.0", "v1.1.0"), ("v1.1.0", "v1.2.0")]
-    assert changes[0].items == []
-    rows = [(i.row.metric, i.row.direction, i.row.params["variant"]) for i in changes[1].items]
+    found = changes.history_changes(d, d.machines["box"])
+    assert [c.pair for c in found] == [("v1.0.0", "v1.1.0"), ("v1.1.0", "v1.2.0")]
+    assert found[0].items == []
+    rows = [(i.row.metric, i.row.direction, i.row.params["variant"]) for i in found[1].items]
     # growth 64 KiB/it -> 0 and the verdict flip are found; one time reading a side is not
     # enough for the time rule (x1.15 of a single sample says nothing)
     assert rows == [
@@ -111,7 +111,7 @@ def test_what_changed_lists_a_new_failure():
     for (key, combo, tag), (value, _, _) in m.values.items():
         if tag == "v1.2.0":
             m.sides[tag].add((key, combo), None if combo == FIXED else value, "error: boom")
-    items = gate.history_changes(d, m)[1].items
+    items = changes.history_changes(d, m)[1].items
     assert {(i.row.direction, i.row.after) for i in items} == {("worse", None)}
     assert {i.row.params["variant"] for i in items} == {"'fixed'"}
 

@@ -20,7 +20,7 @@ from conftest import scratch_asv_conf
 
 from tfbench.history.releases import ROOT, tracked_versions
 from tfbench.history.repo import history_tags
-from tfbench.publish import assets, claims, gate, results, site
+from tfbench.publish import assets, changes, claims, results, site
 
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
 RELEASES = [f"v{v}" for v in tracked_versions()]
@@ -97,7 +97,7 @@ def test_report_commands_select_exactly_their_row(published):
 
     conf = Config.load(str(published / "asv.conf.json"))
     data = results.load(conf)
-    items = [i for c in gate.history_changes(data, data.machines[MACHINE]) for i in c.items]
+    items = [i for c in changes.history_changes(data, data.machines[MACHINE]) for i in c.items]
     assert items  # the committed history has changes (model.predict's growth at 2.15.1)
     for item in items[:20]:
         pattern = shlex.split(item.command)[-1]

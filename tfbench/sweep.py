@@ -1,13 +1,14 @@
 """A step measured release by release, each in its release's environment, and the
 bisection that finds the release where its behaviour changes.
 
-What counts as a change between two single measurements (a bisection compares two):
+What counts as a change between two single measurements (a bisection compares two), by
+the floors of tfbench.floors:
 - leak: the verdict flips (leak/flat), or the run's status does (a step that fails on one
   release and runs on another);
-- growth: the two 95% intervals of the fitted slope are apart, by more than GROWTH_FLOOR
-  and GROWTH_SHARE of the larger slope (the gate's floors, tfbench.gate.rules);
-- peak: apart by more than PEAK_FLOOR or PEAK_SHARE of the larger, whichever is larger;
-- time: a ratio beyond TIME_RATIO either way.
+- growth: the two 95% intervals of the fitted slope are apart, and by more than the
+  growth floor;
+- peak: apart by more than the peak floor;
+- time: a ratio beyond TIME_RATIO either way (one process a side: only a large one).
 """
 
 from __future__ import annotations
@@ -18,15 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfbench import targets
-from tfbench.gate.rules import GROWTH_FLOOR, GROWTH_SHARE, PEAK_FLOOR, PEAK_SHARE
+from tfbench import floors, targets
 from tfbench.history import envs
 from tfbench.measure.record import Record, measured
 
 METRICS = ("leak", "growth", "peak", "time")
-# The same release back to back on this machine: time per step -9% to +23% (10th-90th
-# percentile, issue 10's measurement of 72 points).
-TIME_RATIO = 1.25
 
 Say = Callable[[str], None]
 
@@ -41,19 +38,19 @@ def differ(metric: str, a: Record, b: Record) -> bool:
         (lo_a, hi_a), (lo_b, hi_b) = a["growth_interval"], b["growth_interval"]
         apart = lo_b > hi_a or lo_a > hi_b
         ga, gb = a["growth_bytes_per_iteration"], b["growth_bytes_per_iteration"]
-        return apart and abs(gb - ga) > max(GROWTH_FLOOR, GROWTH_SHARE * max(abs(ga), abs(gb)))
+        return apart and abs(gb - ga) > floors.growth([ga, gb])
     if metric == "peak":
         pa, pb = a["peak_increase_bytes"], b["peak_increase_bytes"]
-        return abs(pb - pa) > max(PEAK_FLOOR, PEAK_SHARE * max(pa, pb))
+        return abs(pb - pa) > floors.peak([pa, pb])
     ta, tb = a["seconds_per_iteration"], b["seconds_per_iteration"]
-    return max(ta, tb) > TIME_RATIO * min(ta, tb)
+    return max(ta, tb) > floors.TIME_RATIO * min(ta, tb)
 
 
 @dataclass
 class Runner:
     """Measures one target in the environment of any release, saying what it does."""
 
-    target: dict[str, Any]
+    target: targets.Target
     options: dict[str, Any]  # iterations, warmup, budget_bytes, timeout_s
     flavour: str = "cpu"
     root: Path | None = None
@@ -77,9 +74,7 @@ class Runner:
         if spent is not None:
             self.say(f"{prefix} environment ready in {spent:.1f} s")
         start = time.monotonic()
-        self.say(
-            f"{prefix} measuring {self.target.get('scenario') or self.target['function']} ..."
-        )
+        self.say(f"{prefix} measuring {self.target.name} ...")
         record = targets.measure_isolated(
             self.target, python=str(python), quiet=True, **self.options
         )

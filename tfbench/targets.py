@@ -1,6 +1,7 @@
 """What can be measured, and measuring it: a catalog scenario or a user's file::function.
 
-A target is {"scenario": ID, "params": {...}} or {"file": PATH, "function": NAME}. This is
+A target is a ScenarioTarget (a catalog id and its params) or a FunctionTarget (a file and
+the name of a function in it); both travel to a measuring process as JSON. This is
 where the instrument (tfbench.measure) meets the catalog (tfbench.scenarios): `run` turns a
 target into a step inside the measuring child, `measure_forked` supervises children forked
 from this process (asv's setup_cache: TensorFlow imported, not started), and
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -28,12 +30,47 @@ from tfbench.measure.record import Record
 DEFAULT_ITERATIONS = 100  # a user's function; scenarios carry their own
 
 
-def describe(target: dict[str, Any]) -> Record:
+@dataclass(frozen=True)
+class ScenarioTarget:
+    scenario: str  # a catalog id
+    params: dict[str, Any] = field(default_factory=dict)  # as given: the rest are defaults
+
+    @property
+    def name(self) -> str:
+        return self.scenario
+
+
+@dataclass(frozen=True)
+class FunctionTarget:
+    file: str  # an absolute path
+    function: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.file}::{self.function}"
+
+
+Target = ScenarioTarget | FunctionTarget
+
+
+def to_json(target: Target) -> dict[str, Any]:
+    if isinstance(target, ScenarioTarget):
+        return {"scenario": target.scenario, "params": dict(target.params)}
+    return {"file": target.file, "function": target.function}
+
+
+def from_json(data: dict[str, Any]) -> Target:
+    if "scenario" in data:
+        return ScenarioTarget(data["scenario"], dict(data.get("params", {})))
+    return FunctionTarget(data["file"], data["function"])
+
+
+def describe(target: Target) -> Record:
     """The target's identity, with no figures yet."""
-    if "scenario" in target:
-        params = target.get("params", {})
-        return record.blank(target["scenario"], params, params.get("device", "CPU"), tf_version())
-    return record.blank(f"{target['file']}::{target['function']}", {}, "default", tf_version())
+    if isinstance(target, ScenarioTarget):
+        device = target.params.get("device", "CPU")
+        return record.blank(target.scenario, target.params, device, tf_version())
+    return record.blank(target.name, {}, "default", tf_version())
 
 
 def tf_version() -> str | None:
@@ -73,19 +110,19 @@ def load_function(path: str, name: str):
     return function
 
 
-def run(target: dict[str, Any], spec: dict[str, Any], primed: bool) -> Record:
+def run(target: Target, spec: dict[str, Any], primed: bool) -> Record:
     """Measure the target in this (child) process; every failure becomes the record's status."""
     result = describe(target)
     try:
-        if "scenario" in target:
-            scenario = scenarios.get(target["scenario"])
-            params = scenario.bind(target.get("params", {}))
+        if isinstance(target, ScenarioTarget):
+            scenario = scenarios.get(target.scenario)
+            params = scenario.bind(target.params)
             result.update(params=params, device=params.get("device", "CPU"))
             step = scenario.prepare(**params)
             iterations = spec["iterations"] or scenario.iterations
             warmup = scenario.warmup if spec["warmup"] is None else spec["warmup"]
         else:
-            step = load_function(target["file"], target["function"])
+            step = load_function(target.file, target.function)
             iterations = spec["iterations"] or DEFAULT_ITERATIONS
             warmup = max(1, iterations // 10) if spec["warmup"] is None else spec["warmup"]
         result.update(
@@ -105,7 +142,7 @@ def run(target: dict[str, Any], spec: dict[str, Any], primed: bool) -> Record:
 
 
 def measure_forked(
-    targets: list[dict[str, Any]],
+    targets: list[Target],
     iterations: int | None = None,
     warmup: int | None = None,
     budget_bytes: int | None = None,
@@ -116,7 +153,7 @@ def measure_forked(
 
     Only from a process whose TensorFlow runtime has not started (importing it is fine).
     """
-    if any("scenario" in t for t in targets):
+    if any(isinstance(t, ScenarioTarget) for t in targets):
         try:
             import tensorflow  # noqa: F401  (once here rather than in every child)
         except ImportError:
@@ -129,7 +166,7 @@ def measure_forked(
 
 
 def measure_isolated(
-    target: dict[str, Any],
+    target: Target,
     iterations: int | None = None,
     warmup: int | None = None,
     budget_bytes: int | None = None,
@@ -145,7 +182,7 @@ def measure_isolated(
     Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
     """
     spec = {
-        "targets": [target],
+        "targets": [to_json(target)],
         "iterations": iterations,
         "warmup": warmup,
         "budget": budget_bytes,
@@ -188,8 +225,9 @@ def measure_isolated(
 
 def _main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
+    targets = [from_json(t) for t in spec["targets"]]
     results = measure_forked(
-        spec["targets"], spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"]
+        targets, spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"]
     )
     Path(out_path).write_text(json.dumps(results))
 

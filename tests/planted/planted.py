@@ -4,11 +4,10 @@ The commit's `plant` file (read through TFBENCH_PLANTED_REPO and ASV_COMMIT, whi
 sets) lists the changes of that side: `slow` makes the step 25% slower, `leak` keeps 64 KiB
 per call, `peak` adds a transient 16 MiB. A side without them runs the plain step.
 
-The step waits rather than computes: this VM's CPU switches between two speeds every second
-or so (a 1 ms pure-Python loop read 0.9 or 1.65 ms block by block, in one process, nothing
-beside it), which decides whether a planted 25% on CPU time is found (1 of 6 gates on such
-a day, 7 of 8 on a quiet one). The test checks the gate's path from asv's results to its
-row; its sensitivity to CPU-bound changes is measured on the suite (README).
+The step waits rather than computes: on some days the machine's CPU switches between two
+speeds every second or so, which decides whether a planted 25% on CPU time is found. The
+test checks the gate's path from asv's results to its row; its sensitivity to CPU-bound
+changes is measured on the suite (docs/gate.md).
 """
 
 import os

@@ -2,6 +2,9 @@
 
 readings  every reading of each grid point on one side (asv samples, probe repeats), from
           asv results directories
-rules     what counts as a change: floors measured from same-release runs
-session   both releases measured in one session, interleaved, through asv
+rules     what counts as a change (floors: tfbench.floors)
+session   the round policy: phases over one state, measuring through a backend
+asvruns   the backend: asv runs in each release's environment; run_gate, the whole command
+confirm   probe points measured again in a release's environment (run by asvruns)
+kept      a whole-suite gate run kept for the report
 """

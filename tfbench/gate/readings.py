@@ -2,15 +2,13 @@
 
 A side is one release measured in one or more asv runs (a gate's rounds, or one history
 run). asv keeps one number per point for a `track_`; the probe's repeats are kept beside
-the results (benchmarks/common.keep_outcomes), and a `time_` keeps its samples when asv
-runs with --record-samples. A side pools them all, so a comparison sees each side's spread.
+the results (tfbench.probes), and a `time_` keeps its samples when asv runs with
+--record-samples. A side pools them all, so a comparison sees each side's spread.
 """
 
 from __future__ import annotations
 
-import ast
 import itertools
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,16 +16,8 @@ from typing import Any
 
 from asv.results import Results
 
-# asv's track_ benchmark -> the probe record's figure it reports (benchmarks/common.py)
-PROBE_FIGURES = {
-    "track_peak_increase": "peak_increase_bytes",
-    "track_growth_per_iteration": "growth_bytes_per_iteration",
-    "track_leak": "leak",
-    "track_allocator_peak": "allocator_peak_bytes",
-    "track_graph_ops": "graph_ops",
-    "track_traces": "traces",
-    "track_graph_ops_per_call": "graph_ops_per_call",
-}
+from tfbench import probes
+from tfbench.probes import FIGURES, Probes
 
 Point = tuple[str, tuple[str, ...]]  # (benchmark, asv's param values as it prints them)
 
@@ -66,33 +56,6 @@ def pooled(runs: list[list[float]]) -> list[float]:
     return [v for run in runs for v in run]
 
 
-def probe_key(combo: tuple[str, ...]) -> str:
-    """The probe's key of a grid point (benchmarks/common._key) from asv's param reprs."""
-    return "|".join(str(ast.literal_eval(v)) for v in combo)
-
-
-Probes = dict[str, dict[str, list[dict]]]  # Costs class -> probe key -> the repeats
-
-
-def probes(results_dir: Path, result: Results) -> Probes:
-    """The probe repeats kept beside one results file (benchmarks/common.keep_outcomes).
-    Untrusted input like any result: what is not of that shape is left out."""
-    kept: Probes = {}
-    for path in results_dir.glob(f"probes/{result.commit_hash[:8]}-{result.env_name}-*.json"):
-        try:
-            loaded = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # without them the side has asv's one value per point
-        for costs, points in loaded.items() if isinstance(loaded, dict) else ():
-            if isinstance(points, dict):
-                kept[costs] = {
-                    key: [r for r in repeats if isinstance(r, dict)]
-                    for key, repeats in points.items()
-                    if isinstance(repeats, list)
-                }
-    return kept
-
-
 def add_result(
     side: Side, result: Results, kept: Probes, versions: dict[str, str] | None = None
 ) -> None:
@@ -112,7 +75,7 @@ def add_result(
         )
         for combo, value, samples in rows:
             point = (key, tuple(combo))
-            probed = repeats.get(probe_key(combo)) if method in PROBE_FIGURES else None
+            probed = repeats.get(probes.key_of(combo)) if method in FIGURES else None
             if probed and _absent(value) and any(r.get("status") == "ok" for r in probed):
                 continue  # probed with its grid, but not a point this asv run selected
             if probed:
@@ -126,20 +89,18 @@ def add_result(
 
 def add_probed(side: Side, point: Point, repeats: list[dict]) -> None:
     """The point's figure from each of the probe's repeats (kept records) of its grid point."""
-    name = PROBE_FIGURES[point[0].rpartition(".")[2]]
+    method = point[0].rpartition(".")[2]
     for r in repeats:
-        counters = r.get("counters")
-        figure = r.get(name, counters.get(name) if isinstance(counters, dict) else None)
-        side.add(point, figure, f"{r.get('status')}: {r.get('error')}")
+        side.add(point, probes.value(r, method), f"{r.get('status')}: {r.get('error')}")
 
 
 def add_again(side: Side, again: dict[Point, list[dict]]) -> None:
     """Probe repeats of grid points measured again outside asv (point: module.Class and
-    asv's param values; tfbench/gate/confirm.py), as one more run of the side: each figure
+    asv's param values; tfbench.gate.confirm), as one more run of the side: each figure
     of the points the side's asv runs read."""
     side.count += 1
     for (costs, combo), repeats in again.items():
-        for method in PROBE_FIGURES:
+        for method in FIGURES:
             point = (f"{costs}.{method}", combo)
             if point in side.runs or point in side.missing:
                 add_probed(side, point, repeats)
@@ -151,5 +112,6 @@ def read_side(results_dirs: list[Path], machine: str, commit: str) -> Side:
     for results_dir in results_dirs:
         for path in sorted((results_dir / machine).glob(f"{commit[:8]}-*.json")):
             result = Results.load(str(path), machine_name=machine)
-            add_result(side, result, probes(results_dir, result))
+            kept = probes.load(results_dir, result.commit_hash, result.env_name)
+            add_result(side, result, kept)
     return side

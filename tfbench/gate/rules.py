@@ -2,45 +2,24 @@
 
 - time (`time_`): at least MIN_SAMPLES samples and CONFIRM_RUNS runs (processes) a side,
   a Mann-Whitney U test at p < P_VALUE (asv compare's test and threshold) on the pooled
-  samples, the pooled medians' ratio beyond 1 + TIME_FLOOR, AND every run's median of one
-  side more than TIME_APART beyond every run's median of the other: the samples of one
-  process are not independent (one process can run 20-40% slower than another throughout,
-  same release, same machine), so the process is the unit that must agree. The gate
-  screens every point with SCREEN_RUNS runs a side by the same rule (runs apart at all)
-  and re-measures only the points it passes until they have CONFIRM_RUNS
-  (tfbench/gate/session.py);
+  samples, the pooled medians' ratio beyond the time floor, AND every run's median of one
+  side beyond every run's median of the other by the time margin: the samples of one
+  process are not independent (one process can run slow throughout), so the process is
+  the unit that must agree. The screen is the same rule at SCREEN_RUNS runs a side, the
+  runs apart at all: the gate re-measures only the points it passes;
 - memory and growth (`peakmem_`, `track_peak_increase`, `track_allocator_peak`,
   `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
-  more than the metric's floor: no ratios, so a near-zero baseline cannot make one; the
-  peak of a pattern that leaks (on either side) is its growth over the window, and takes
-  the growth's floor share. The gate screens with one reading a side and reads the points
-  of the rows found (memory_screened) again until they have CONFIRM_READINGS a side: more
+  more than the metric's floor (tfbench.floors): no ratios, so a near-zero baseline cannot
+  make one; the peak of a pattern that leaks (on either side) is its growth over the
+  window, and takes the growth's share. The gate screens with one reading a side and reads
+  the points of the rows found again until they have CONFIRM_READINGS a side: more
   readings only widen ranges and break unanimity, so they can only drop a row;
 - counts (`track_graph_ops`, `track_traces`): ranges apart at all;
 - leak (`track_leak`): every reading of each side agrees, and the two sides disagree;
 - status: a point measured in every run of one side and in no run of the other (a pattern
   that fails on one release) always counts.
 Mixed sides (a verdict that varies, a point measured in some runs only) are no change.
-
-The floors come from v2.21.0 measured against itself, the whole suite, on this project's
-2-core machine (README "How far to trust a comparison"). A step's median time differs
-between two processes by 10% (standard deviation of the log) at the median point, by 6% or
-less at a sixth of the points and up to 25%, with tails (one process ran 88% slow):
-complete separation of 3 runs a side still listed 1-4 of 81 points in each of four A/A
-gates. Screening at 2 runs and confirming at 5 without the 5% margin listed 0, 0 and 1
-rows in three whole-suite A/A gates (the row: x0.78, its nearest runs x1.02 apart: a point
-the screen picks is one whose first runs parted, so the next ones part more often than
-chance). Replayed on 30 processes a point from six A/A gates (drawn across sessions, so
-session drift counts as noise too), the rule with the margin lists 0.055 points a gate and
-finds a 25% change at 90% of the steady points (process sd < 6%), 58% of the middling ones
-(6-10%) and 26% of the rest; 6 runs a side without the margin: 0.03, 94%, 63%, 26%, for
-one more time run a side. `peakmem_step` differed by 3.3 MiB at most; growth
-readings by 4.3 KiB/iteration at the 90th percentile (a 40-iteration window is coarse).
-Replayed on ten v2.21.0 memory runs drawn as 400 A/A gates, one reading a side then five
-listed 0 memory rows (two a side: 0.17 a gate) and found a peak shift of twice its floor at
-93% of the points. Memory read one side after the other drifted (before the probe used
-one malloc arena): a leaking thread pattern's peak read 132 MiB in the first three runs
-and 155-167 MiB in the last three, so the gate reads both sides' memory at once.
+How each threshold was measured, and what the rules find and miss: docs/gate.md.
 """
 
 from __future__ import annotations
@@ -53,8 +32,9 @@ from dataclasses import dataclass
 
 from asv._stats import mann_whitney_u
 
+from tfbench import floors
+from tfbench.floors import TIME_APART, TIME_FLOOR
 from tfbench.gate.readings import Point, Side, pooled
-from tfbench.units import KiB, MiB
 
 MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
 # A process can run slow throughout: one process a side cannot tell a release from it (the
@@ -63,17 +43,12 @@ SCREEN_RUNS = 2  # enough to pick the points worth re-measuring
 CONFIRM_RUNS = 5  # complete separation of 5 runs a side: p = 2/252 under no change
 CONFIRM_READINGS = 5  # memory: readings a side of a point the first readings part
 P_VALUE = 0.002
-# A whole asv run can read every point 2-3x slow on this VM (tfbench/gate/session.py re-runs it)
+# A whole asv run can read every point 2-3x slow (the gate's session measures it again)
 RUN_LEVEL, MIN_LEVEL_POINTS = 1.25, 3
-TIME_FLOOR = 0.15
-TIME_APART = 0.05  # between the nearest runs of the two sides
-PEAKMEM_FLOOR = 8 * MiB  # the whole process's peak RSS (TensorFlow's ~0.5 GiB included)
-PEAK_FLOOR, PEAK_SHARE = 1 * MiB, 0.05
-GROWTH_FLOOR, GROWTH_SHARE = 16 * KiB, 0.25
 
 
 @dataclass(frozen=True)
-class Row:
+class Change:
     name: str  # as `asv compare` prints it: benchmark(param values)
     benchmark: str
     params: dict[str, str]  # asv's form: repr of each value
@@ -97,27 +72,14 @@ class Row:
         }
 
 
-def memory_floor(a: list[float], b: list[float]) -> float:
-    return max(PEAK_FLOOR, PEAK_SHARE * max(map(abs, a + b)))
-
-
-def growth_floor(a: list[float], b: list[float]) -> float:
-    return max(GROWTH_FLOOR, GROWTH_SHARE * max(map(abs, a + b)))
-
-
-def leaking_peak_floor(a: list[float], b: list[float]) -> float:
-    """A leaking pattern's peak is its growth over the window: read as precisely as that."""
-    return max(PEAK_FLOOR, GROWTH_SHARE * max(map(abs, a + b)))
-
-
 Runs = list[list[float]]  # a side's readings of one point, run by run
 Found = tuple[int, str] | None  # (1 worse, -1 better; the evidence), or no change
 
 
-def _apart(floor: Callable[[list[float], list[float]], float], what: str):
+def _apart(floor: Callable[[list[float]], float], what: str):
     def rule(a_runs: Runs, b_runs: Runs) -> Found:
         a, b = pooled(a_runs), pooled(b_runs)
-        gap = floor(a, b)
+        gap = floor(a + b)
         if min(b) - max(a) > gap:
             sign = 1
         elif min(a) - max(b) > gap:
@@ -213,16 +175,16 @@ def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:
 
 RULES = {
     "time_": time_rule,
-    "peakmem_": _apart(lambda a, b: PEAKMEM_FLOOR, "process peak"),
-    "track_peak_increase": _apart(memory_floor, "peak increase"),
-    "track_allocator_peak": _apart(memory_floor, "allocator peak"),
-    "track_growth_per_iteration": _apart(growth_floor, "growth"),
+    "peakmem_": _apart(lambda values: floors.PEAKMEM_FLOOR, "process peak"),
+    "track_peak_increase": _apart(floors.peak, "peak increase"),
+    "track_allocator_peak": _apart(floors.peak, "allocator peak"),
+    "track_growth_per_iteration": _apart(floors.growth, "growth"),
     "track_leak": leak_rule,
-    "track_": _apart(lambda a, b: 0.0, "count"),  # graph ops, traces: exact counts
+    "track_": _apart(lambda values: 0.0, "count"),  # graph ops, traces: exact counts
 }
 
 
-LEAKING_PEAK = _apart(leaking_peak_floor, "peak increase of a leaking pattern")
+LEAKING_PEAK = _apart(floors.leaking_peak, "peak increase of a leaking pattern")
 
 
 def point_name(point: Point) -> str:
@@ -259,7 +221,7 @@ def _status(point: Point, a: Side, b: Side) -> Found:
     return None
 
 
-def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Row]:
+def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
     """The rows where side b differs from side a by the rules above, worse first."""
     rows = []
     for point in sorted(set(a.runs) | set(b.runs) | set(a.missing) | set(b.missing)):
@@ -281,7 +243,7 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Row]:
             statistics.median(s.values(point)) if point in s.runs else None for s in (a, b)
         )
         rows.append(
-            Row(
+            Change(
                 point_name(point),
                 key,
                 dict(zip(bench["param_names"], combo)),

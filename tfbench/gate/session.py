@@ -1,95 +1,73 @@
-"""Two releases measured in one session on this machine, interleaved, by asv.
+"""Two releases measured in one session on this machine, interleaved: the gate's policy.
 
-Each side is the release's environment (made from its lock, cached: tfbench.history.envs)
-posed to asv as an existing environment with the release's commit (`--set-commit-hash`);
-every asv run writes into a results directory of its own, so the same tag on both sides
-(the A/A check) needs no special case and nothing lands in the project's results.
+A session measures side A (the old release) and side B (the new one) in phases, each a
+method over one state (every run of each side, the rounds' time runs, the probe points
+measured again):
 
-A round measures memory, then time. Memory (`peakmem_`, the probe's `track_`; the probe
-measures each point once a round, TFBENCH_REPEATS=1) is read in the first MEMORY_ROUNDS
-rounds, both sides at once: a reading is one process's own RSS, which a neighbour does not
-change, and both sides then see the same machine at the same moment (a leaking pattern's
-peak drifts by 20% over a session). Time (`time_`, every sample recorded) is read in every
-round, A then B, with nothing beside it.
+1. rounds: a round measures memory, then time. Memory (`peakmem_`, the probe's `track_`;
+   one reading a point a round) is read in the first MEMORY_ROUNDS rounds, both sides at
+   once: a reading is one process's own RSS, which a neighbour does not change, and both
+   sides then see the same machine at the same moment. Time (`time_`, every sample) is
+   read in every round, A then B, with nothing beside it. These runs are the screen.
+2. rerun_disturbed: a rounds' time run that reads the whole suite slow (rules.disturbed)
+   is measured again, RERUNS times at most a side.
+3. confirm_memory: the memory points whose readings part by the rules are read again, both
+   sides at once, until they have rules.CONFIRM_READINGS a side (a probe point by the
+   side's probe alone, not its family's whole grid; a `peakmem_` point through asv).
+4. confirm_time: the time points whose runs already part (rules.screened) are re-measured
+   alone, A then B, until they have rules.CONFIRM_RUNS runs a side.
+The other points cost nothing more.
 
-The rounds screen: the memory points whose readings part by the rules
-(tfbench/gate/rules.py) are read again, both sides at once, until they have
-CONFIRM_READINGS a side (a probe point by the side's probe alone, tfbench/gate/confirm.py,
-not its family's whole grid), and the time points whose runs already part are re-measured
-alone, A then B, until they have CONFIRM_RUNS runs a side. The other points cost no more:
-a memory run of the whole suite takes about 5 minutes, a time run about a minute, a probe
-reading of one point a few seconds, a time run of a few points about 15 s.
+How a run is made and read is the Backend's business (tfbench.gate.asvruns: asv runs in
+each release's environment); the policy here is tested with a fake one.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib.metadata
-import json
-import os
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from asv.benchmarks import Benchmarks
-
+from tfbench import probes
 from tfbench.gate import readings, rules
-from tfbench.history import envs, repo
-from tfbench.history.asvconf import derived_config, load_config
-from tfbench.measure import child
+from tfbench.gate.readings import Point, Side
 
-ROUNDS = 2  # time: the screen's runs a side (tfbench/gate/rules.py)
+ROUNDS = 2  # time: the screen's runs a side (rules.SCREEN_RUNS)
 MEMORY_ROUNDS = 1  # memory: one reading a side, both sides at once; points apart get more
 RERUNS = 2  # at most, a side, for runs that read the whole suite slow (rules.disturbed)
-PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
 SIDES = ("A", "B")
+KINDS = ("memory", "time")
 
-
-class GateError(RuntimeError):
-    """A side could not be measured: its environment or an asv run failed."""
+Say = Callable[[str], None]
+Again = dict[Point, list[dict]]  # (Costs class, param values) -> the probe's kept repeats
 
 
 class NothingSelected(ValueError):
     """--bench selects no benchmark of the suite."""
 
 
-@dataclass
-class Measured:
-    benchmarks: dict[str, dict]
-    before: readings.Side
-    after: readings.Side
-    seconds: float
-    switches: list[float]  # seconds to have a side's (existing) environment ready, per run
+class Backend(Protocol):
+    """What a session asks of the machine. A run is an opaque handle the backend reads."""
 
+    def environments(self) -> list[float]:
+        """Make each side's environment ready; the seconds each took."""
 
-def commits(conf_path: str, tags: list[str]) -> dict[str, str]:
-    """Each tag's commit in the release history; ValueError naming the tags there."""
-    known = repo.history_tags(Path(load_config(conf_path).repo))
-    unknown = [t for t in tags if t not in known]
-    if unknown:
-        raise ValueError(
-            f"no release tag {', '.join(unknown)} in the history; there: {', '.join(known)}"
-        )
-    return {t: known[t] for t in tags}
+    def run(
+        self, kind: str, sides: Sequence[str], run_id: str, selection: str
+    ) -> dict[str, Any | None]:
+        """One run of `kind` for each of `sides`, started together and all ended: side ->
+        its run, or None where the selection picked no benchmark of that kind."""
 
+    def read(self, side: str, runs: list[Any]) -> Side:
+        """Every reading of the side's runs, pooled."""
 
-def release_python(tag: str, flavour: str, root: Path | None, say: Callable[[str], None]) -> Path:
-    """The release's environment, with the asv runner this asv needs."""
-    env = envs.ReleaseEnv(tag.removeprefix("v"), flavour, root or envs.default_root())
-    try:
-        python, _ = envs.ensure(env, lambda: say(f"{tag}: creating its environment (uv) ..."))
-        runner = f"asv_runner=={importlib.metadata.version('asv_runner')}"
-        probe = subprocess.run([python, "-c", "import asv_runner"], capture_output=True)
-        if probe.returncode:
-            say(f"{tag}: adding {runner} to its environment ...")
-            envs.uv_install(python, runner)
-    except envs.EnvError as e:
-        raise GateError(f"{tag}: its environment cannot be made: {e}") from e
-    return python
+    def probe_again(self, points: list[Point], repeats: int) -> dict[str, Again]:
+        """Probe points (Costs class, param values) measured `repeats` more times by each
+        side's probe, both sides at once: side -> point -> the repeats."""
+
+    def benchmarks(self) -> dict[str, dict]:
+        """The suite's benchmarks (asv's descriptions), as the runs found them."""
 
 
 def selection(kind: str, bench: str | None) -> str:
@@ -99,280 +77,137 @@ def selection(kind: str, bench: str | None) -> str:
     return f"^{kind_re}" + (f"(?=.*?(?:{bench}))" if bench else "")
 
 
+def exactly(points: list[Point]) -> str:
+    """asv's --bench for exactly these grid points."""
+    return "|".join(rules.point_pattern(rules.point_name(p)) for p in points)
+
+
+def probed(point: Point) -> bool:
+    """Whether the benchmark of `point` reports a figure of the probe (tfbench.probes)."""
+    return point[0].rpartition(".")[2] in probes.FIGURES
+
+
 @dataclass
-class Run:
-    """One asv run of one side, started."""
-
-    process: subprocess.Popen
-    log: Path
-    results: Path
-
-
-def _start(
-    run_dir: Path,
-    conf_path: str,
-    python: Path,
-    commit: str,
-    bench: str,
-    machine: str,
-    flavour: str,
-) -> Run:
-    """Start one asv run into `run_dir`'s own results. asv passes its own variables (the
-    configuration's directory, the environment's name) to the benchmarks of a virtualenv but
-    not of an existing environment: they are set here, so the probe keeps its repeats beside
-    these results (benchmarks/common.keep_outcomes) under the name asv gives the results."""
-    from asv.environment import get_env_name
-
-    conf = derived_config(
-        conf_path, run_dir, results_dir=run_dir / "results", html_dir=run_dir / "html"
-    )
-    command = [
-        sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
-        "--set-commit-hash", commit, "--record-samples", "--machine", machine,
-        "--show-stderr", "--bench", bench,
-    ]  # fmt: skip
-    env = dict(
-        os.environ,
-        ASV_COMMIT=commit,
-        ASV_CONF_DIR=str(conf.parent),
-        ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
-        TFBENCH_WHEELS=flavour,
-        TFBENCH_REPEATS="1",
-    )
-    log = run_dir / "asv.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            command, cwd=conf.parent, env=env, stdout=out, stderr=out, preexec_fn=_ends_with_gate()
-        )
-    return Run(process, log, run_dir / "results")
+class Measured:
+    benchmarks: dict[str, dict]
+    before: Side
+    after: Side
+    seconds: float
+    switches: list[float]  # seconds to have a side's (existing) environment ready, per run
 
 
-def _finish(run: Run) -> bool | None:
-    """Wait for the run; False when some benchmark failed (asv's exit 2: the results are
-    saved, the failures are readings of that side); None when it selected no benchmark."""
-    code = run.process.wait()
-    if code == 1 and "No benchmarks selected" in run.log.read_text():
-        return None
-    if code not in (0, 2) or not run.results.is_dir():
-        raise _failed("asv run", code, run.log)
-    return code == 0
+@dataclass
+class Session:
+    """One gate's state, and its phases (the module's docstring) as methods over it."""
 
+    backend: Backend
+    bench: str | None = None
+    rounds: int = ROUNDS
+    say: Say = print
+    tags: dict[str, str] = field(default_factory=lambda: dict(zip(SIDES, SIDES)))  # for `say`
+    runs: dict[str, list[Any]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    screen: dict[str, list[Any]] = field(default_factory=lambda: {s: [] for s in SIDES})
+    again: dict[str, Again] = field(default_factory=lambda: {s: {} for s in SIDES})
+    unselected: set[str] = field(default_factory=set)  # kinds --bench selects none of
+    switches: list[float] = field(default_factory=list)
+    suite: dict[str, dict] = field(default_factory=dict)  # the benchmarks, once the rounds ran
 
-def _failed(what: str, code: int | str, log: Path) -> GateError:
-    """The error of a run that failed, with the last lines of its log."""
-    tail = log.read_text(errors="replace").strip().splitlines()[-15:]
-    return GateError(f"{what} failed (exit {code}), {log}:\n" + "\n".join(tail))
+    def measure(self) -> Measured:
+        start = time.monotonic()
+        self.run_rounds()
+        self.suite = self.backend.benchmarks()
+        self.rerun_disturbed()
+        self.confirm_memory()
+        self.confirm_time()
+        before, after = self.read()
+        seconds = time.monotonic() - start
+        return Measured(self.suite, before, after, seconds, self.switches)
 
-
-def _ends_with_gate() -> Callable[[], object]:
-    """For Popen's preexec_fn: the run gets SIGTERM when the gate dies (asv then takes its
-    forkserver down, benchmarks/common.py), so a killed gate leaves no measurement behind."""
-    gate = os.getpid()
-    return lambda: child.die_with_parent(signal.SIGTERM, gate)
-
-
-def _probed(key: str) -> bool:
-    """Whether asv's benchmark `key` reports a figure of the probe (benchmarks/common)."""
-    return key.rpartition(".")[2] in readings.PROBE_FIGURES
-
-
-def _probe_again(
-    conf_path: str,
-    points: list[readings.Point],
-    repeats: int,
-    sides: dict[str, tuple[Path, str]],
-    work: Path,
-) -> dict[str, dict[readings.Point, list[dict]]]:
-    """Probe grid points (module.Class, asv's param values) measured `repeats` more times by
-    each side's probe (tfbench/gate/confirm.py: one point's readings, not its family's
-    grid), both sides at once as in the memory rounds: side -> point -> kept repeats."""
-    spec = {
-        "suite": str(load_config(conf_path).benchmark_dir),
-        "repeats": repeats,
-        "points": [[costs, [ast.literal_eval(v) for v in combo]] for costs, combo in points],
-    }
-    project = str(Path(__file__).resolve().parents[2])
-    path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
-    started = {}
-    for s, (python, commit) in sides.items():
-        run_dir = work / f"{s}-probe-again"
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "spec.json").write_text(json.dumps(spec))
-        command = [
-            python,
-            "-m",
-            "tfbench.gate.confirm",
-            run_dir / "spec.json",
-            run_dir / "out.json",
-        ]
-        env = dict(os.environ, ASV_COMMIT=commit, PYTHONPATH=path)
-        with (run_dir / "log").open("w") as log:
-            started[s] = (
-                run_dir,
-                subprocess.Popen(
-                    command, env=env, stdout=log, stderr=log, preexec_fn=_ends_with_gate()
-                ),
-            )
-    codes = {}
-    for s, (_, process) in started.items():
-        try:
-            codes[s] = process.wait(timeout=PROBE_AGAIN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            codes[s] = f"killed after {PROBE_AGAIN_TIMEOUT} s"
-    again = {}
-    for s, (run_dir, _) in started.items():
-        out = run_dir / "out.json"
-        if codes[s] != 0 or not out.is_file():
-            raise _failed("measuring again", codes[s], run_dir / "log")
-        kept = json.loads(out.read_text())
-        again[s] = {
-            (costs, combo): kept.get(costs, {}).get(readings.probe_key(combo), [])
-            for costs, combo in points
-        }
-    return again
-
-
-def ensure_machine(machine: str) -> None:
-    """asv's record of this machine under `machine` (asv run asks for one otherwise): one
-    already recorded is kept as it is; a new one gets asv's defaults for this host."""
-    from asv import util
-    from asv.machine import Machine, MachineCollection
-
-    try:
-        MachineCollection.load(machine)
-    except util.UserError:
-        Machine.load(machine_name=machine, **{**Machine.get_defaults(), "machine": machine})
-
-
-def measure(
-    conf_path: str,
-    old: str,
-    new: str,
-    work: Path,
-    machine: str,
-    bench: str | None = None,
-    rounds: int = ROUNDS,
-    flavour: str = "cpu",
-    env_root: Path | None = None,
-    python: Path | None = None,
-    say: Callable[[str], None] = print,
-) -> Measured:
-    """Both tags measured in `rounds` rounds (memory in the first MEMORY_ROUNDS of them),
-    then the memory points read apart re-measured until they have CONFIRM_READINGS a side,
-    and the time points the screen passes until they have CONFIRM_RUNS runs a side (a
-    rounds' time run that read the whole suite slow measured again first, RERUNS at most);
-    `python` puts both sides in one interpreter (the gate's own tests, whose planted changes
-    follow the commit)."""
-    start = time.monotonic()
-    hashes = commits(conf_path, [old, new])
-    sides = dict(zip(SIDES, (old, new)))
-    switches: list[float] = []
-    dirs: dict[str, list[Path]] = {s: [] for s in SIDES}
-    screen: dict[str, list[Path]] = {s: [] for s in SIDES}  # the rounds' time runs
-    unselected: set[str] = set()  # kinds of benchmark --bench selects none of
-    ensure_machine(machine)
-    pythons = {s: python or release_python(t, flavour, env_root, say) for s, t in sides.items()}
-
-    def run_batch(
-        kind: str, batch: list[str], run: str, label: str, selected: str | None
-    ) -> dict[str, Path]:
-        """One asv run of `kind` for each side of the batch, started together, into
-        work/<side><run>-<kind>: side -> its results, for the sides it measured."""
+    def batch(
+        self, kind: str, sides: Sequence[str], run_id: str, label: str, selected: str | None
+    ) -> dict[str, Any]:
+        """One run of `kind` for each of `sides`, at once; side -> its run, for the sides it
+        measured (every run a side has counts towards its readings)."""
         began = time.monotonic()
-        started = {}
-        for s in batch:
-            started[s] = one = _start(
-                work / f"{s}{run}-{kind}",
-                conf_path,
-                pythons[s],
-                hashes[sides[s]],
-                selection(kind, selected),
-                machine,
-                flavour,
-            )
-            # asv rewrites ~/.asv-machine.json as it starts: the next run waits for this
-            # one to have read it (its results then hold machine.json)
-            while one.process.poll() is None and not (one.results / machine).is_dir():
-                time.sleep(0.2)
-        for one in started.values():  # every run ends before a failed one is reported
-            one.process.wait()
-        clean = {s: _finish(one) for s, one in started.items()}
-        for s, one in started.items():
-            if clean[s] is None:
-                unselected.add(kind)
+        done = {}
+        for s, run in self.backend.run(kind, sides, run_id, selection(kind, selected)).items():
+            if run is None:
+                self.unselected.add(kind)
                 continue
-            dirs[s].append(one.results)
-            failed = "" if clean[s] else f" (some benchmarks failed: {one.log})"
-            say(
-                f"{label}, {kind}: {s} = {sides[s]} measured in "
-                f"{time.monotonic() - began:.0f} s{failed}"
-            )
-        return {s: one.results for s, one in started.items() if clean[s] is not None}
-
-    for r in range(1, rounds + 1):
-        if r > 1:  # the first round may create the environments
-            for s, tag in sides.items():
-                began = time.monotonic()
-                pythons[s] = python or release_python(tag, flavour, env_root, say)
-                switches.append(time.monotonic() - began)
-        # memory: both sides at once; time: one side after the other, nothing beside it
-        if r <= MEMORY_ROUNDS and "memory" not in unselected:
-            run_batch("memory", list(SIDES), str(r), f"round {r}/{rounds}", bench)
-        for s in SIDES:
-            if "time" not in unselected:
-                label = f"round {r}/{rounds}"
-                screen[s] += run_batch("time", [s], str(r), label, bench).values()
-    if not dirs["A"]:
-        raise NothingSelected(f"--bench {bench!r} selects no benchmark of the suite")
-    for s, tag in sides.items():  # a run that read the whole suite slow is measured again
-        for attempt in range(1, RERUNS + 1):
-            runs = [readings.read_side([d], machine, hashes[tag]) for d in screen[s]]
-            slow = [screen[s][i] for i in rules.disturbed(runs)]
-            if not slow:
-                break
-            say(f"time: {s} = {tag}: {', '.join(d.parent.name for d in slow)} read slow")
-            for d in slow:
-                screen[s].remove(d)
-                dirs[s].remove(d)
-            for n in range(len(slow)):
-                label = f"re-run {attempt}"
-                screen[s] += run_batch("time", [s], f"r{attempt}.{n + 1}", label, bench).values()
-
-    again: dict[str, dict[readings.Point, list[dict]]] = {s: {} for s in SIDES}
-
-    def read() -> tuple[readings.Side, readings.Side]:
-        before, after = (readings.read_side(dirs[s], machine, hashes[t]) for s, t in sides.items())
-        for s, side in zip(SIDES, (before, after)):
-            readings.add_again(side, again[s])
-        return before, after
-
-    before, after = read()
-    benchmarks = dict(Benchmarks.load(load_config(dirs["A"][0].parent / "asv.conf.json")))
-    memory = rules.memory_screened(benchmarks, before, after)
-    extra = rules.CONFIRM_READINGS - min(rounds, MEMORY_ROUNDS)
-    if memory and extra > 0:
-        say(f"memory: {len(memory)} point(s) read apart, re-measured {extra} more times")
-        probed = sorted({(key.rpartition(".")[0], combo) for key, combo in memory if _probed(key)})
-        if probed:
-            began = time.monotonic()
-            targets = {s: (pythons[s], hashes[t]) for s, t in sides.items()}
-            again = _probe_again(conf_path, probed, extra, targets, work)
+            self.runs[s].append(run)
+            done[s] = run
             seconds = time.monotonic() - began
-            say(f"memory confirm: {len(probed)} probe point(s) measured again in {seconds:.0f} s")
-        others = [rules.point_pattern(rules.point_name(p)) for p in memory if not _probed(p[0])]
-        if others:  # asv's peakmem_: one process a point, cheap to run through asv again
-            for c in range(1, extra + 1):
+            self.say(f"{label}, {kind}: {s} = {self.tags[s]} measured in {seconds:.0f} s")
+        return done
+
+    def run_rounds(self) -> None:
+        for r in range(1, self.rounds + 1):
+            seconds = self.backend.environments()
+            if r > 1:  # the first round may create them
+                self.switches += seconds
+            label = f"round {r}/{self.rounds}"
+            if r <= MEMORY_ROUNDS and "memory" not in self.unselected:
+                self.batch("memory", SIDES, str(r), label, self.bench)
+            for s in SIDES:
+                if "time" not in self.unselected:
+                    self.screen[s] += self.batch("time", [s], str(r), label, self.bench).values()
+        if not self.runs["A"]:
+            raise NothingSelected(f"--bench {self.bench!r} selects no benchmark of the suite")
+
+    def rerun_disturbed(self) -> None:
+        for s in SIDES:
+            for attempt in range(1, RERUNS + 1):
+                screen = self.screen[s]
+                slow = [
+                    screen[i]
+                    for i in rules.disturbed([self.backend.read(s, [run]) for run in screen])
+                ]
+                if not slow:
+                    break
+                self.say(f"time: {s} = {self.tags[s]}: {len(slow)} run(s) read the suite slow")
+                for run in slow:
+                    screen.remove(run)
+                    self.runs[s].remove(run)
+                for n in range(len(slow)):
+                    run_id, label = f"r{attempt}.{n + 1}", f"re-run {attempt}"
+                    screen += self.batch("time", [s], run_id, label, self.bench).values()
+
+    def read(self) -> tuple[Side, Side]:
+        sides = []
+        for s in SIDES:
+            side = self.backend.read(s, self.runs[s])
+            readings.add_again(side, self.again[s])
+            sides.append(side)
+        return sides[0], sides[1]
+
+    def confirm_memory(self) -> None:
+        memory = rules.memory_screened(self.suite, *self.read())
+        extra = rules.CONFIRM_READINGS - min(self.rounds, MEMORY_ROUNDS)
+        if not memory or extra <= 0:
+            return
+        self.say(f"memory: {len(memory)} point(s) read apart, re-measured {extra} more times")
+        points = sorted(
+            {(key.rpartition(".")[0], combo) for key, combo in memory if probed((key, combo))}
+        )
+        if points:
+            began = time.monotonic()
+            self.again = self.backend.probe_again(points, extra)
+            seconds = time.monotonic() - began
+            self.say(f"memory confirm: {len(points)} probe point(s) again in {seconds:.0f} s")
+        others = [p for p in memory if not probed(p)]
+        for c in range(1, extra + 1):  # asv's peakmem_: a process a point, cheap through asv
+            if others:
                 label = f"memory confirm {c}/{extra}"
-                run_batch("memory", list(SIDES), f"m{c}", label, "|".join(others))
-        before, after = read()
-    screened = rules.screened(before, after)
-    extra = rules.CONFIRM_RUNS - rounds
-    if screened and extra > 0:
-        say(f"time: {len(screened)} point(s) passed the screen, re-measured {extra} more times")
-        candidates = "|".join(rules.point_pattern(rules.point_name(p)) for p in screened)
+                self.batch("memory", SIDES, f"m{c}", label, exactly(others))
+
+    def confirm_time(self) -> None:
+        screened = rules.screened(*self.read())
+        extra = rules.CONFIRM_RUNS - self.rounds
+        if not screened or extra <= 0:
+            return
+        self.say(
+            f"time: {len(screened)} point(s) passed the screen, re-measured {extra} more times"
+        )
         for c in range(1, extra + 1):
             for s in SIDES:
-                run_batch("time", [s], f"c{c}", f"confirm {c}/{extra}", candidates)
-        before, after = read()
-    return Measured(benchmarks, before, after, time.monotonic() - start, switches)
+                self.batch("time", [s], f"c{c}", f"confirm {c}/{extra}", exactly(screened))

@@ -1,15 +1,21 @@
-"""This project's asv configuration, copied with its paths absolute (asv reads them from the
-configuration's directory): for `tfbench publish`, which builds in a scratch directory, and
-`tfbench gate`, which gives each run a results directory of its own."""
+"""This project's asv configuration: read, and copied with its paths absolute (asv reads
+them from the configuration's directory) for `tfbench publish`, which builds in a scratch
+directory, and `tfbench gate`, which gives each run a results directory of its own.
+
+`read` needs only the standard library: the suite's benchmarks call it inside release
+environments, which hold no asv (tfbench.probes).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from asv.config import Config
-from asv.util import load_json
+if TYPE_CHECKING:
+    from asv.config import Config
 
 # asv's defaults for the paths a configuration may leave out
 PATHS = {
@@ -21,10 +27,17 @@ PATHS = {
 }
 
 
+def read(conf_path: str | Path) -> dict[str, Any]:
+    """An asv configuration as a dict: JSON with whole-line // comments, as asv writes it
+    (asv itself reads JSON5); OSError or ValueError where it cannot be read."""
+    text = Path(conf_path).read_text(encoding="utf-8")
+    return json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M))
+
+
 def derived_config(conf_path: str | Path, target: Path, **paths: str | Path) -> Path:
     """A copy of an asv configuration as target/asv.conf.json, its paths made absolute
     (asv reads them from the configuration's directory) and `paths` put in their place."""
-    conf = load_json(str(conf_path), js_comments=True)
+    conf = read(conf_path)
     base = Path(conf_path).resolve().parent
     for key, default in PATHS.items():
         value = conf.get(key, default)
@@ -39,5 +52,7 @@ def derived_config(conf_path: str | Path, target: Path, **paths: str | Path) -> 
 
 def load_config(conf_path: str | Path) -> Config:
     """The configuration with its paths absolute, whatever the working directory."""
+    from asv.config import Config
+
     with tempfile.TemporaryDirectory() as tmp:
         return Config.load(str(derived_config(conf_path, Path(tmp))))

@@ -42,14 +42,20 @@ def lock_file_name(flavour: str) -> str:
     return f"requirements-{flavour}.txt"
 
 
+def record_name(commit: str, env_name: str, flavour: str) -> str:
+    """What an asv run records beside its results, per environment, is named
+    <commit>-<environment>-<cpu|gpu>: the packages here, the probe's repeats
+    (tfbench.probes)."""
+    return f"{commit[:8]}-{env_name}-{flavour}"
+
+
 def compile_bytecode(python: str) -> None:
     """Compile every module of `python`'s environment to bytecode, as pip does and uv does
-    not by default. Where no .pyc can be written at import (PYTHONDONTWRITEBYTECODE, as on
-    this project's machine; a read-only environment), every process otherwise compiles
-    TensorFlow's ~4,000 modules from source: its import took 7.0 s instead of 2.8, and the
-    compiler's ~20 MB of freed memory fragmented the heap every probe child inherits, so a
-    point's peak read a level per process (MatrixPower tape 256: 27.3-35.0 MiB, compiled
-    28.8-29.3). Fast when already done (about 3 s: only timestamps are checked)."""
+    not by default. Where no .pyc can be written at import (PYTHONDONTWRITEBYTECODE, a
+    read-only environment), every process would otherwise compile TensorFlow's modules from
+    source: a slower import, and the compiler's freed memory fragments the heap every probe
+    child inherits, so a point's peak would read a level per process (docs/measuring.md).
+    Fast when already done: only timestamps are checked."""
     subprocess.run(
         [
             python,
@@ -81,10 +87,10 @@ def main(build_dir: str, record_dir: str) -> None:
         sys.exit(f"envsync: could not install {lock} (uv exit {done.returncode})")
     compile_bytecode(sys.executable)
     frozen = subprocess.run([*uv, "freeze", *here], check=True, capture_output=True, text=True)
-    record = Path(record_dir) / (
-        f"{os.environ.get('ASV_COMMIT', 'unknown')[:8]}-"
-        f"{os.environ.get('ASV_ENV_NAME', 'env')}-{flavour}.txt"
+    name = record_name(
+        os.environ.get("ASV_COMMIT", "unknown"), os.environ.get("ASV_ENV_NAME", "env"), flavour
     )
+    record = Path(record_dir) / f"{name}.txt"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
 

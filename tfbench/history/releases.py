@@ -1,24 +1,25 @@
-"""The tracked TensorFlow releases and their locks.
+"""The tracked TensorFlow releases, their locks, and what the package index has.
 
-`releases/releases.txt` lists the tracked versions. `lock_release` resolves each new one
-into pinned requirement files (one per wheel flavour) under `releases/locks/X.Y.Z/`, as
-PyPI stood the day after the release; tfbench.history.repo turns the locks into asv's
-history repository.
+`releases/releases.txt` lists the tracked versions, PEP 440 (2.21.0, 2.22.0rc0), oldest
+first. `lock_release` resolves one into pinned requirement files (one per wheel flavour)
+under `releases/locks/VERSION/`, as PyPI stood the day after the release, with uv's resolver
+(`uv pip compile --exclude-newer`, for CPython 3.11 on manylinux_2_28 x86_64: the same pins
+on any machine); tfbench.history.repo turns the locks into asv's history repository.
+`newer` says what the index has that the list does not track.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import platform
 import re
 import subprocess
-import sys
-import tempfile
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
 
 from tfbench.history.envsync import lock_file_name, normalize
 
@@ -27,23 +28,22 @@ RELEASES_DIR = ROOT / "releases"
 RELEASES_FILE = RELEASES_DIR / "releases.txt"
 LOCKS_DIR = RELEASES_DIR / "locks"
 
-# Wheel flavour -> what pip resolves. psutil is the harness's own runtime dependency.
+# Wheel flavour -> what is resolved. psutil is the harness's own runtime dependency.
 FLAVOURS = {
     "cpu": "tensorflow-cpu=={version}",
     "gpu": "tensorflow[and-cuda]=={version}",
 }
 HARNESS_REQUIREMENTS = ["psutil"]
 TARGET = "CPython 3.11, Linux x86_64"
+PYTHON_VERSION, PLATFORM = "3.11", "x86_64-manylinux_2_28"
+WHEEL = re.compile(r"-cp311-cp311-manylinux[_0-9a-z]*x86_64\.whl$")  # TARGET's wheels
 INDEX = "https://pypi.org/simple"
 SIMPLE_INDEX = INDEX + "/{name}/"
-_PIP_SOURCES = {
-    "PIP_FIND_LINKS",
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_CONSTRAINT",
-    "PIP_CONFIG_FILE",
-    "PIP_NO_INDEX",
-}
+INDEX_TIMEOUT_S = 30
+
+
+class IndexUnreachable(OSError):
+    """The package index did not answer (the URL is in the message)."""
 
 
 @dataclass(frozen=True)
@@ -53,15 +53,41 @@ class Lock:
     files: dict[str, bytes]  # file name in the commit -> bytes
 
 
+def parse(text: str) -> Version:
+    """A release or a release candidate as PEP 440 writes it (2.21.0, 2.22.0rc0); ValueError
+    for anything else (a dev, post or local version, a non-canonical spelling)."""
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        version = None
+    if version is None or str(version) != text or len(version.release) != 3:
+        raise ValueError(f"{text!r} is not a version like 2.21.0 or 2.22.0rc0")
+    if version.is_devrelease or version.is_postrelease or version.local:
+        raise ValueError(f"{text!r}: only releases and release candidates are tracked")
+    return version
+
+
+def candidate(version: str) -> bool:
+    """Whether a tracked version (or tag) is a pre-release, e.g. a release candidate."""
+    return parse(version.removeprefix("v")).is_prerelease
+
+
 def tracked_versions(path: Path = RELEASES_FILE) -> list[str]:
-    """Versions listed in releases.txt, in file order (oldest first)."""
-    versions = []
+    """Versions listed in releases.txt, oldest first (PEP 440's order, checked)."""
+    versions: list[str] = []
     for n, line in enumerate(path.read_text().splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        if not re.fullmatch(r"\d+\.\d+\.\d+", line):
-            raise ValueError(f"{path}:{n}: {line!r} is not a version like 2.21.0")
+        try:
+            version = parse(line)
+        except ValueError as e:
+            raise ValueError(f"{path}:{n}: {e}") from None
+        if versions and version <= Version(versions[-1]):
+            raise ValueError(
+                f"{path}:{n}: {line} is not newer than {versions[-1]} above it "
+                "(oldest first, in PEP 440's order: a candidate before its release)"
+            )
         versions.append(line)
     return versions
 
@@ -80,93 +106,133 @@ def read_lock(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
     return Lock(version, match.group(1).decode(), files)
 
 
+def index_files(project: str) -> list[dict]:
+    """The files the index lists for a project (PEP 691 JSON): filename, upload-time, ..."""
+    url = SIMPLE_INDEX.format(name=project)
+    request = urllib.request.Request(
+        url, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=INDEX_TIMEOUT_S) as response:
+            return json.load(response)["files"]
+    except (OSError, ValueError, KeyError) as e:
+        raise IndexUnreachable(f"{url}: {e}") from e
+
+
+def _stamp(upload_time: str) -> str:
+    stamp = dt.datetime.fromisoformat(upload_time.replace("Z", "+00:00"))
+    return stamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def release_date(version: str) -> str:
     """Upload time of the first `tensorflow` file of this version on PyPI."""
-    request = urllib.request.Request(
-        SIMPLE_INDEX.format(name="tensorflow"),
-        headers={"Accept": "application/vnd.pypi.simple.v1+json"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as response:
-        index = json.load(response)
     times = [
         f["upload-time"]
-        for f in index["files"]
+        for f in index_files("tensorflow")
         if f["filename"].startswith(f"tensorflow-{version}-") and f.get("upload-time")
     ]
     if not times:
         raise LookupError(f"PyPI lists no tensorflow {version} files")
-    stamp = dt.datetime.fromisoformat(min(times).replace("Z", "+00:00"))
-    return stamp.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _stamp(min(times))
 
 
-def resolve(requirements: list[str], as_of: str) -> tuple[list[str], dict]:
-    """Resolve requirements to exact pins with pip's resolver (no install), seeing only
-    what PyPI held at `as_of`: the set a user got then, and the same set on every re-lock."""
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "report.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--ignore-installed",
-            "--quiet",
-            "--report",
-            str(report),
-            "--index-url",
-            INDEX,
-            "--uploaded-prior-to",
-            as_of,
-            *requirements,
-        ]
-        # Local wheel folders and extra indexes carry no upload times, so the cut-off
-        # would not apply to them: resolve against PyPI alone.
-        env = {k: v for k, v in os.environ.items() if k not in _PIP_SOURCES}
-        env["PIP_CONFIG_FILE"] = os.devnull
-        run = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if run.returncode != 0:
-            raise RuntimeError(f"pip could not resolve {requirements}:\n{run.stderr}")
-        items = json.loads(report.read_text())["install"]
-    metadata = {normalize(i["metadata"]["name"]): i["metadata"] for i in items}
-    pins = sorted(f"{name}=={meta['version']}" for name, meta in metadata.items())
-    tf_meta = metadata.get("tensorflow") or metadata["tensorflow-cpu"]
-    return pins, tf_meta
+def available(files: list[dict]) -> dict[str, str]:
+    """Version -> first upload time, of the versions with a TARGET wheel among `files` (the
+    index's `tensorflow-cpu` files)."""
+    found: dict[str, str] = {}
+    for f in files:
+        name = f.get("filename", "")
+        if not WHEEL.search(name) or not f.get("upload-time"):
+            continue
+        try:
+            version = str(Version(name.split("-")[1]))
+        except (IndexError, InvalidVersion):
+            continue
+        found[version] = min(found.get(version, f["upload-time"]), f["upload-time"])
+    return {v: _stamp(t) for v, t in found.items()}
+
+
+@dataclass(frozen=True)
+class New:
+    version: str
+    kind: str  # release | candidate
+    uploaded: str  # ISO 8601 UTC
+
+
+def newer(tracked: list[str], index: dict[str, str], pre: bool = False) -> list[New]:
+    """What the index has that is not tracked: the newest patch of each minor newer than
+    every tracked release's; with `pre`, the newest candidate newer than the index's newest
+    release, unless tracked. Oldest first."""
+    finals = sorted(Version(v) for v in index if not Version(v).is_prerelease)
+    known = {Version(v) for v in tracked}
+    newest_minor = max(((v.major, v.minor) for v in known if not v.is_prerelease), default=None)
+    latest: dict[tuple[int, int], Version] = {}
+    for v in finals:
+        if newest_minor is None or (v.major, v.minor) > newest_minor:
+            latest[(v.major, v.minor)] = v
+    found = [New(str(v), "release", index[str(v)]) for v in latest.values() if v not in known]
+    if pre:
+        newest = finals[-1] if finals else None
+        candidates = [Version(v) for v in index if Version(v).is_prerelease]
+        ahead = [v for v in candidates if newest is None or v > newest]
+        if ahead and max(ahead) not in known:
+            found.append(New(str(max(ahead)), "candidate", index[str(max(ahead))]))
+    return sorted(found, key=lambda n: Version(n.version))
+
+
+def resolve(requirements: list[str], as_of: str) -> tuple[list[str], list[str]]:
+    """Exact pins for `requirements` (name==version, sorted), resolved by uv for TARGET
+    from what PyPI held at `as_of` (the set a user got then, and the same on every
+    re-lock), and uv's warnings (an extra the release does not have)."""
+    from tfbench.history.envs import uv
+
+    command = [
+        uv(), "pip", "compile", "-", "--no-header", "--no-annotate", "--no-config",
+        "--python-version", PYTHON_VERSION, "--python-platform", PLATFORM,
+        "--index-url", INDEX, "--exclude-newer", as_of,
+    ]  # fmt: skip
+    # Only uv's own settings, and the index alone: find-links and extra indexes carry no
+    # upload times, so the cut-off would not apply to them.
+    run = subprocess.run(
+        command, input="\n".join(requirements) + "\n", capture_output=True, text=True
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"uv could not resolve {requirements}:\n{run.stderr.strip()}")
+    pins = []
+    for line in run.stdout.splitlines():
+        name, sep, version = line.split("#", 1)[0].strip().partition("==")
+        if sep:
+            pins.append(f"{normalize(name.split('[')[0])}=={version.strip()}")
+    warnings = [ln for ln in run.stderr.splitlines() if ln.startswith("warning:")]
+    return sorted(pins), warnings
 
 
 def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
-    """Resolve one release's full dependency set for every flavour and write it.
-
-    Resolution runs for this interpreter and platform (some old pins exist only as
-    sdists, which rules out pip's cross-platform mode), so it must be the target's.
-    """
-    here = f"{platform.python_implementation()} {sys.version_info.major}.{sys.version_info.minor}"
-    if f"{here}, {platform.system()} {platform.machine()}" != TARGET:
-        raise RuntimeError(
-            f"locks are resolved for {TARGET}; this is {here}, "
-            f"{platform.system()} {platform.machine()}"
-        )
+    """Resolve one release's full dependency set for every flavour and write it."""
     released = release_date(version)
     # A day's grace: the flavours' wheels are uploaded minutes to hours after `tensorflow`.
-    as_of = (
-        dt.datetime.fromisoformat(released.replace("Z", "+00:00")) + dt.timedelta(days=1)
-    ).strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_of = _stamp(
+        (
+            dt.datetime.fromisoformat(released.replace("Z", "+00:00")) + dt.timedelta(days=1)
+        ).isoformat()
+    )
     folder = locks_dir / version
     folder.mkdir(parents=True, exist_ok=True)
     for flavour, spec in FLAVOURS.items():
         requirement = spec.format(version=version)
         notes = []
         try:
-            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
+            pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
         except RuntimeError as e:
             if flavour != "gpu":
                 raise
-            # e.g. 2.14's and-cuda pins tensorrt 8.5.3.1, which PyPI has no wheel of.
-            reason = [ln for ln in str(e).splitlines() if ln.startswith("ERROR")][-1:]
-            notes.append(f"# note: {requirement} does not resolve ({' '.join(reason)})")
+            # e.g. 2.14's and-cuda pins tensorrt 8.5.3.1, which PyPI has no cp311 wheel of.
+            cause = next((ln for ln in str(e).splitlines() if "cause:" in ln), str(e))
+            cause = cause.split("cause:", 1)[-1].split(", we can conclude")[0].strip()
+            notes.append(f"# note: {requirement} does not resolve ({cause})")
             requirement = f"tensorflow=={version}"
-            pins, tf_meta = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
-        if flavour == "gpu" and "and-cuda" not in tf_meta.get("provides_extra", []):
+            pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
+        if flavour == "gpu" and any("does not have an extra named" in w for w in warnings):
             notes.append(f"# note: tensorflow {version} has no and-cuda extra")
         if flavour == "gpu" and not any(p.startswith("nvidia-") for p in pins):
             notes.append(
@@ -176,9 +242,10 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
             f"# tfbench lock: {requirement} and the harness ({', '.join(HARNESS_REQUIREMENTS)})"
             f" for {TARGET}",
             f"# released: {released}",
-            f"# resolved as of: {as_of} (what PyPI held then; pip >= 26 --uploaded-prior-to)",
+            f"# resolved as of: {as_of} (what PyPI held then; uv pip compile --exclude-newer, "
+            f"{PLATFORM})",
             *notes,
-            "# generated by `tfbench releases update`; do not edit by hand",
+            "# generated by `tfbench releases`; do not edit by hand",
         ]
         (folder / lock_file_name(flavour)).write_text("\n".join(header + pins) + "\n")
     return read_lock(version, locks_dir)

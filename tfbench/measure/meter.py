@@ -123,12 +123,10 @@ def steady_malloc() -> bool:
     glibc's initial value, which also stops its dynamic raise).
 
     With an arena per thread, what the arenas keep beyond the live allocations depends on
-    which thread happened to run what: a pattern's peak varied between processes by tens of
-    MiB (4 threads building ops: 122-166 MiB). With the dynamic threshold, freeing one large
-    mmap'ed block raises the threshold, and later blocks of that size land in the heap,
-    where fragmentation keeps them: MatrixPower's tape at size 256 read 31.6-38.0 MiB from
-    one process to the next, 28.8-28.9 MiB with the threshold fixed. False where this is not
-    glibc (no mallopt).
+    which thread happened to run what, so a pattern's peak varied between processes. With
+    the dynamic threshold, freeing one large mmap'ed block raises the threshold, and later
+    blocks of that size land in the heap, where fragmentation keeps them. docs/measuring.md
+    has the figures. False where this is not glibc (no mallopt).
     """
     c = libc()
     return bool(

@@ -68,12 +68,12 @@ def stopped_in_warmup(record: Record) -> bool:
 
 
 # What a repeat keeps beside the results (its per-iteration RSS lists stay out).
-KEPT = ("status", "error", *FIGURES, "warmup_run", "growth_interval", "counters")
+KEPT_KEYS = ("status", "error", *FIGURES, "warmup_run", "growth_interval", "counters")
 
 
 def kept(record: Record) -> dict[str, Any]:
     """The part of a record kept for each repeat beside asv's results."""
-    return {k: record[k] for k in KEPT if k in record}
+    return {k: record[k] for k in KEPT_KEYS if k in record}
 
 
 def combine(repeats: list[Record]) -> Record:

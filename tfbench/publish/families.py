@@ -6,8 +6,7 @@ import ast
 import itertools
 from dataclasses import dataclass
 
-from tfbench import scenarios
-from tfbench.gate.readings import probe_key
+from tfbench import probes, scenarios
 from tfbench.publish.results import MachineResults
 
 # What the report shows of each family -> the benchmark method that measures it, its unit.
@@ -93,4 +92,4 @@ def reason(
     family: Family, machine: MachineResults, combo: tuple[str, ...], tag: str
 ) -> str | None:
     """Why the probe has no figures for this point on this release, where it was kept."""
-    return machine.reasons.get((family.costs.rpartition(".")[2], probe_key(combo), tag))
+    return machine.reasons.get((family.costs.rpartition(".")[2], probes.key_of(combo), tag))

@@ -7,8 +7,8 @@ import html
 import math
 import shlex
 
-from tfbench.publish.articles import ARTICLES_NOTE, LEAK_WORD, describe
-from tfbench.publish.gate import Changes
+from tfbench.publish.changes import Changes
+from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
 from tfbench.publish.report import (
     EXPLAIN,
     NO_VALUE,

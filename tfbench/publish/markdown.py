@@ -11,8 +11,8 @@ import html
 import re
 import shlex
 
-from tfbench.publish.articles import ARTICLES_NOTE, LEAK_WORD, describe
-from tfbench.publish.gate import Changes
+from tfbench.publish.changes import Changes
+from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
 from tfbench.publish.report import EXPLAIN, NO_VALUE, MachineReport, Report, verdict_parts
 from tfbench.units import format_value
 

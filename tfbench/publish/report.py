@@ -2,7 +2,7 @@
 
 Per machine: a verdict per seed-article claim, release by release (with the reason where a
 release has no value); what changed between adjacent releases by the gate's rules, and the
-newest pair as `tfbench gate` re-measured it (tfbench.publish.gate); per family, plots across
+newest pair as `tfbench gate` re-measured it (tfbench.publish.changes); per family, plots across
 releases and a table of grid points x releases: time per iteration, peak increase, growth
 per iteration, leak/flat, each with its ratio to the previous release.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tfbench.publish import articles, claims, families, gate
+from tfbench.publish import changes, claims, families, findings
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
@@ -51,7 +51,7 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Row:
+class TableRow:
     label: str
     cells: list[Cell]
 
@@ -66,7 +66,7 @@ class Plot:
 @dataclass(frozen=True)
 class FamilySection:
     name: str
-    rows: list[Row]
+    rows: list[TableRow]
     empty: list[str]  # labels of the scenario points with no value on any release
     plots: list[Plot]
 
@@ -76,9 +76,9 @@ class MachineReport:
     name: str
     releases: list[str]
     verdicts: list[claims.Verdict]
-    changes: list[gate.Changes]  # adjacent releases, oldest first, from the history
-    gate_run: gate.Changes | None  # the newest pair, re-measured by `tfbench gate`
-    articles: list[articles.ArticleSection]
+    changes: list[changes.Changes]  # adjacent releases, oldest first, from the history
+    gate_run: changes.Changes | None  # the newest pair, re-measured by `tfbench gate`
+    articles: list[findings.ArticleSection]
     families: list[FamilySection]
 
 
@@ -116,7 +116,7 @@ def _cell(
 def _family(family: families.Family, machine: MachineResults) -> FamilySection:
     combos, empty = families.rows(family, machine)
     rows = [
-        Row(
+        TableRow(
             family.label(c),
             [
                 _cell(family, machine, c, tag, prev)
@@ -142,9 +142,9 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
         machine.machine,
         list(machine.releases),
         [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS],
-        gate.history_changes(data, machine),
-        gate.kept_run(data, machine, data.results_dir) if data.results_dir else None,
-        articles.sections(by_name, machine),
+        changes.history_changes(data, machine),
+        changes.kept_run(data, machine, data.results_dir) if data.results_dir else None,
+        findings.sections(by_name, machine),
         [_family(f, machine) for f in fams],
     )
 

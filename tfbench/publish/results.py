@@ -16,6 +16,7 @@ from asv.commands.compare import _isna
 from asv.config import Config
 from asv.results import Results
 
+from tfbench import probes
 from tfbench.gate import readings
 from tfbench.history import releases, repo
 
@@ -48,7 +49,7 @@ class Data:
     results_dir: Path | None = None
 
 
-def _reasons(kept: readings.Probes, tag: str) -> dict[tuple[str, str, str], str]:
+def _reasons(kept: probes.Probes, tag: str) -> dict[tuple[str, str, str], str]:
     """Why a probe point has no figures on this release: the first repeat's status and
     error, where no repeat measured (a pattern that fails there, a device missing)."""
     found = {}
@@ -175,7 +176,7 @@ def load(conf: Config) -> Data:
                 )
                 for combo, value, stats, samples in rows:
                     found.values[(key, combo, tag)] = (value, stats, samples)
-            kept = readings.probes(Path(conf.results_dir), result)
+            kept = probes.load(Path(conf.results_dir), result.commit_hash, result.env_name)
             found.reasons.update(_reasons(kept, tag))
             side = found.sides.setdefault(tag, readings.Side())
             readings.add_result(side, result, kept, versions)

@@ -8,21 +8,19 @@ grid point, both releases interleaved, by the same rules.
 
 from __future__ import annotations
 
-import json
 import shlex
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench.gate.rules import Row, compare, point_pattern
+from tfbench.gate import kept
+from tfbench.gate.rules import Change, compare, point_pattern
 from tfbench.publish.results import Data, MachineResults
-
-KEPT = "gate"  # RESULTS/gate/<machine>/<old>-<new>.json: a whole-suite `tfbench gate` run
 
 
 @dataclass(frozen=True)
 class Item:
-    row: Row
+    row: Change
     url: str  # the benchmark's graph in asv's site
     command: str  # re-measures the row's grid point with `tfbench gate`
 
@@ -34,7 +32,7 @@ class Changes:
     source: str  # where the rows come from
 
 
-def graph_url(row: Row, machine: str) -> str:
+def graph_url(row: Change, machine: str) -> str:
     """The benchmark's page in asv's site, at this grid point and machine."""
     query = {"machine": machine, **{f"p-{k}": v for k, v in row.params.items()}}
     return (
@@ -42,7 +40,7 @@ def graph_url(row: Row, machine: str) -> str:
     )
 
 
-def gate_command(row: Row, machine: str, pair: tuple[str, str]) -> str:
+def gate_command(row: Change, machine: str, pair: tuple[str, str]) -> str:
     """`tfbench gate` over the pair for this grid point only: asv matches a parameterized
     benchmark's regex against `name(param, ...)`. Every value is shell-quoted: names come
     from results."""
@@ -50,11 +48,7 @@ def gate_command(row: Row, machine: str, pair: tuple[str, str]) -> str:
     return shlex.join(["tfbench", "gate", *pair, "--machine", machine, "--bench", point])
 
 
-def kept_path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
-    return results_dir / KEPT / machine / f"{pair[0]}-{pair[1]}.json"
-
-
-def _items(rows: list[Row], machine: str, pair: tuple[str, str]) -> list[Item]:
+def _items(rows: list[Change], machine: str, pair: tuple[str, str]) -> list[Item]:
     return [Item(r, graph_url(r, machine), gate_command(r, machine, pair)) for r in rows]
 
 
@@ -80,20 +74,19 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
     if len(machine.releases) < 2:
         return None
     pair = (machine.releases[-2], machine.releases[-1])
-    path = kept_path(results_dir, machine.machine, pair)
     try:
-        kept = json.loads(path.read_text())
-        rows = [_checked(data, r) for r in kept["rows"]]
-        source = f"`tfbench gate` re-measured both, interleaved ({int(kept['rounds'])} rounds)"
-    except FileNotFoundError:
-        return None
+        run = kept.read(results_dir, machine.machine, pair)
+        if run is None:
+            return None
+        rows = [_checked(data, r) for r in run["rows"]]
+        source = f"`tfbench gate` re-measured both, interleaved ({int(run['rounds'])} rounds)"
     except (OSError, ValueError, KeyError, TypeError) as e:
-        data.problems.append(f"{path}: {e}")
+        data.problems.append(f"{kept.path(results_dir, machine.machine, pair)}: {e}")
         return None
     return Changes(pair, _items(rows, machine.machine, pair), source)
 
 
-def _checked(data: Data, r: dict) -> Row:
+def _checked(data: Data, r: dict) -> Change:
     bench = data.benchmarks.get(r["benchmark"])
     if bench is None:
         raise ValueError(f"unknown benchmark {r['benchmark']!r}")
@@ -103,7 +96,7 @@ def _checked(data: Data, r: dict) -> Row:
     if r["direction"] not in ("worse", "better"):
         raise ValueError(f"direction {r['direction']!r}")
     before, after = (None if r[k] is None else float(r[k]) for k in ("before", "after"))
-    return Row(
+    return Change(
         f"{r['benchmark']}({', '.join(combo)})" if combo else r["benchmark"],
         r["benchmark"],
         dict(zip(bench["param_names"], combo)),
@@ -114,15 +107,3 @@ def _checked(data: Data, r: dict) -> Row:
         bench.get("unit") or "",
         str(r.get("evidence", "")),
     )
-
-
-def keep(
-    results_dir: Path, machine: str, pair: tuple[str, str], rounds: int, rows: list[Row]
-) -> Path:
-    """Write a whole-suite gate run where the report finds it."""
-    path = kept_path(results_dir, machine, pair)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps({"rounds": rounds, "rows": [r.as_json() for r in rows]}, indent=1) + "\n"
-    )
-    return path

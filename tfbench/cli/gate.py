@@ -1,0 +1,102 @@
+"""`tfbench gate OLD NEW`: two releases measured in one session, interleaved; what changed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from tfbench.cli import common, output
+
+EXIT_GATE_FAILED = 3
+
+
+def add(sub) -> None:
+    g = sub.add_parser(
+        "gate",
+        help="measure two releases in one session, interleaved, and list what changed "
+        "(exit 1 when something got worse)",
+    )
+    g.add_argument("old", help="the release to compare against, e.g. v2.20.0")
+    g.add_argument("new", help="the release compared, e.g. v2.21.0 (the same tag: A/A check)")
+    g.add_argument("--bench", "-b", help="regular expression of benchmarks, as asv run's")
+    g.add_argument("--machine", help="asv machine name (default: this host's)")
+    g.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="rounds (default 2): memory in the first, both sides at once; time in each, "
+        "A then B (the screen: memory points read apart are read again to 5 readings a "
+        "side, time points whose runs part re-measured to 5 runs a side)",
+    )
+    common.add_json(g, "the rows")
+    common.add_config(g)
+    common.add_environments(g)
+    g.add_argument(
+        "--python",
+        type=Path,
+        help="one interpreter for both sides instead of the releases' environments "
+        "(for testing a suite whose changes follow the commit)",
+    )
+    g.set_defaults(run=run)
+
+
+def request(args: argparse.Namespace):
+    """The gate's request, every input checked."""
+    from asv.machine import Machine
+    from asv.util import UserError
+
+    from tfbench.gate.asvruns import Request
+    from tfbench.history.asvconf import load_config
+
+    config = common.config(args)
+    if args.bench:
+        try:
+            re.compile(args.bench)
+        except re.error as e:
+            raise common.BadInput(
+                f"--bench {args.bench!r} is no regular expression: {e}"
+            ) from None
+    machine = common.machine(args.machine or Machine.get_unique_machine_name())
+    if args.rounds < 1:
+        raise common.BadInput(f"--rounds must be at least 1, got {args.rounds}")
+    if args.python and not args.python.is_file():
+        raise common.BadInput(f"--python {args.python}: no such interpreter")
+    try:
+        conf = load_config(config)
+    except (ValueError, OSError, UserError) as e:
+        raise common.BadInput(f"{config}: {e}") from None
+    old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
+    return Request(
+        config, conf, old, new, machine, args.bench, args.rounds, common.flavour(args),
+        args.env_dir, args.python,
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfbench.gate import asvruns, session
+
+    req = request(args)
+    try:
+        outcome = asvruns.run_gate(req, common.progress)
+    except (asvruns.BadRequest, session.NothingSelected) as e:
+        raise common.BadInput(str(e)) from None
+    except asvruns.GateError as e:
+        print(f"tfbench: gate: {e}", file=sys.stderr)
+        return EXIT_GATE_FAILED
+    measured = outcome.measured
+    if outcome.kept:
+        common.progress(f"kept in {outcome.kept}")
+    switch = f"; environment switches {max(measured.switches):.2f} s at most" * bool(
+        measured.switches
+    )
+    common.progress(
+        f"{req.rounds} round(s) in {measured.seconds:.0f} s{switch}; runs kept in {req.work}"
+    )
+    if args.json:
+        print(json.dumps([r.as_json() for r in outcome.rows], indent=2))
+    else:
+        print(output.gate(outcome.rows, req.old, req.new))
+    return 1 if any(r.direction == "worse" for r in outcome.rows) else 0

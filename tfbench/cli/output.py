@@ -1,0 +1,104 @@
+"""The commands' text output: a measurement, one per release, a bisection, a gate's rows."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from tfbench.measure.record import Record, measured, stopped_in_warmup
+from tfbench.measure.verdict import MIN_READINGS
+from tfbench.units import format_bytes
+
+
+def _bytes(n: float | None) -> str:
+    return format_bytes(n, ".2f")
+
+
+def _params(r: Record) -> str:
+    return " ".join(f"{k}={v}" for k, v in r.get("params", {}).items())
+
+
+def result(r: Record) -> str:
+    """One measurement, figure by figure."""
+    lines = [
+        f"{r['scenario']}  {_params(r)}".rstrip(),
+        f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}",
+    ]
+    warmup_only = stopped_in_warmup(r)
+    if not measured(r) and not warmup_only:
+        lines.append(f"  {r['status']}: {r.get('error') or 'no reason given'}")
+        return "\n".join(lines)
+    if r["status"] == "over_budget":
+        lines.append(f"  STOPPED {r.get('error', '')}; figures cover the iterations run")
+    if warmup_only:
+        ran = f"0 (stopped in warm-up, after {r['warmup_run']} of {r['warmup']})"
+        verdict = "no verdict: stopped before the measured iterations (growth of the warm-up)"
+        seconds = "n/a"
+    else:
+        ran = f"{r['iterations']} after {r['warmup']} warm-up"
+        verdict = {True: "LEAK", False: "flat"}.get(
+            r["leak"],
+            f"no verdict: {r['iterations']} measured iterations, a verdict needs "
+            f"at least {MIN_READINGS}",
+        )
+        seconds = f"{r['seconds_per_iteration'] * 1e3:.3f} ms"
+    lines += [
+        f"  iterations             {ran}",
+        f"  time per iteration     {seconds}",
+        f"  peak increase          {_bytes(r['peak_increase_bytes'])}   (method {r['method']})",
+        f"  growth per iteration   {_bytes(r['growth_bytes_per_iteration'])}/iteration"
+        f"   -> {verdict}",
+        f"  allocator peak         {_bytes(r.get('allocator_peak_bytes'))}",
+    ]
+    return "\n".join(lines)
+
+
+def _row(r: Record) -> str:
+    if not measured(r):
+        return f"{r['release']:<9} {r['status']}: {r.get('error') or ''}".rstrip()
+    low, high = r["growth_interval"]
+    verdict = {True: "LEAK", False: "flat"}.get(r["leak"], "no verdict")
+    return (
+        f"{r['release']:<9} {r['seconds_per_iteration'] * 1e3:>9.3f} ms  "
+        f"{_bytes(r['peak_increase_bytes']):>11}  {_bytes(r['growth_bytes_per_iteration']):>11}"
+        f" [{_bytes(low)}, {_bytes(high)}]  {verdict}  {r['status']}"
+    )
+
+
+def releases(records: list[Record]) -> str:
+    """One row per release: time per iteration, peak increase, growth per iteration with
+    its 95% interval, leak verdict, status."""
+    head = records[0]
+    lines = [
+        f"{head['scenario']}  {_params(head)}".rstrip(),
+        "release    time/iter   peak incr.   growth/iter [95% interval]  leak  status",
+    ]
+    return "\n".join(lines + [_row(r) for r in records])
+
+
+def bisection(found) -> str:
+    """The releases on each side of the change, and every reading the bisection took."""
+    if found.first_after:
+        head = (
+            f"{found.metric} changes between {found.last_before} and {found.first_after}: "
+            f"{found.first_after} is the first release that differs from the oldest"
+        )
+    else:
+        head = f"{found.metric}: no change between the ends of the range"
+    order = {r["release"]: r for r in found.readings}
+    rows = [_row(order[v]) for v in sorted(order, key=Version)]
+    return "\n".join([head, "readings (release order):", *rows])
+
+
+def gate(rows: list, old: str, new: str) -> str:
+    """The rows that changed, worse first, with the evidence of each."""
+    if not rows:
+        return f"{old} -> {new}: no change beyond the floors"
+    out = [f"{old} -> {new}: {len(rows)} change(s)"]
+    for r in rows:
+        before, after = (
+            "none" if v is None else _bytes(v) if "bytes" in r.unit else f"{v:.4g} {r.unit}"
+            for v in (r.before, r.after)
+        )
+        out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
+        out.append(f"         {r.evidence}")
+    return "\n".join(out)

@@ -1,0 +1,50 @@
+"""`tfbench publish` (the site and the report) and `tfbench report` (the report as Markdown)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tfbench.cli import common
+
+
+def add(sub) -> None:
+    p = sub.add_parser(
+        "publish",
+        help="asv publish, then vendor its assets (an offline site) and write the release "
+        "report into it",
+    )
+    common.add_config(p)
+    p.add_argument(
+        "--report-only", action="store_true", help="skip `asv publish` (the site is already built)"
+    )
+    p.set_defaults(run=publish)
+    r = sub.add_parser("report", help="print the release report as Markdown")
+    common.add_config(r)
+    r.set_defaults(run=report)
+
+
+def publish(args: argparse.Namespace) -> int:
+    from tfbench.publish import site
+
+    config = common.config(args)
+    try:
+        html_dir, data = site.publish(str(config), args.report_only)
+    except site.PublishError as e:
+        print(f"tfbench: {e}", file=sys.stderr)
+        return 1
+    skipped = f", {len(data.problems)} unreadable results file(s) skipped" if data.problems else ""
+    print(f"{html_dir}/index.html: asv's site, with its assets in vendor/ (works offline)")
+    print(
+        f"{html_dir}/report.html, report.md: the release report "
+        f"({len(data.machines)} machine(s){skipped})"
+    )
+    return 0
+
+
+def report(args: argparse.Namespace) -> int:
+    from tfbench.publish import markdown, report, site
+
+    config = common.config(args)
+    print(markdown.render(report.build(site.read(config))), end="")
+    return 0

@@ -1,0 +1,92 @@
+"""`tfbench releases`: follow TensorFlow's releases: what is new on the index, track it (lock,
+rebuild asv's history), rebuild the history from the locks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from tfbench.cli import common
+from tfbench.cli.common import BadInput
+
+EXIT_NEW = 1  # `check`: something new is listed
+
+
+def add(sub) -> None:
+    r = sub.add_parser(
+        "releases", help="follow TensorFlow's releases: check the index, add, lock, build"
+    )
+    actions = r.add_subparsers(dest="action", required=True)
+    c = actions.add_parser(
+        "check",
+        help="what PyPI has that releases.txt does not track (exit 0 nothing new, 1 new "
+        "ones listed, 2 the index cannot be reached)",
+    )
+    c.add_argument("--pre", action="store_true", help="release candidates too")
+    common.add_json(c, "what is new")
+    c.set_defaults(run=check)
+    a = actions.add_parser(
+        "add", help="track new releases: append them, lock them, rebuild the history"
+    )
+    a.add_argument("versions", nargs="+", metavar="VERSION", help="e.g. 2.22.0 or 2.22.0rc0")
+    a.set_defaults(run=add_releases)
+    u = actions.add_parser("update", help="lock tracked releases that have no lock, rebuild")
+    u.set_defaults(run=update)
+    b = actions.add_parser("build", help="rebuild the history from the locks")
+    b.set_defaults(run=update)
+
+
+def check(args: argparse.Namespace) -> int:
+    from tfbench.history import releases
+
+    tracked = common.tracked()
+    try:
+        index = releases.available(releases.index_files("tensorflow-cpu"))
+    except releases.IndexUnreachable as e:
+        raise BadInput(f"the package index cannot be reached: {e}") from None
+    found = releases.newer(tracked, index, args.pre)
+    if args.json:
+        news = [{"version": n.version, "kind": n.kind, "uploaded": n.uploaded} for n in found]
+        print(json.dumps({"tracked": tracked[-1], "new": news}, indent=2))
+    elif not found:
+        print(f"nothing new: {tracked[-1]} is the newest tracked" + " (candidates too)" * args.pre)
+    else:
+        for n in found:
+            print(f"{n.version:<12} {n.kind:<9} uploaded {n.uploaded}")
+        print(f"track them: tfbench releases add {' '.join(n.version for n in found)}")
+    return EXIT_NEW if found else 0
+
+
+def _tags(make: Callable[[], dict[str, str]]) -> int:
+    """Print the history's tags as `make` leaves them; its failures as messages."""
+    from tfbench.history import releases
+
+    try:
+        tags = make()
+    except releases.IndexUnreachable as e:
+        raise BadInput(f"the package index cannot be reached: {e}") from None
+    except (ValueError, LookupError, FileNotFoundError) as e:
+        raise BadInput(str(e)) from None
+    except RuntimeError as e:  # the resolver's or git's own message
+        print(f"tfbench: {e}", file=sys.stderr)
+        return 1
+    for tag, commit in tags.items():
+        print(f"{tag}  {commit}")
+    return 0
+
+
+def add_releases(args: argparse.Namespace) -> int:
+    from tfbench.history import repo
+
+    return _tags(lambda: repo.add(args.versions, common.progress))
+
+
+def update(args: argparse.Namespace) -> int:
+    from tfbench.history import repo
+
+    versions = common.tracked()
+    if args.action == "update":
+        return _tags(lambda: repo.update(versions, common.progress))
+    return _tags(lambda: repo.build_history(versions))

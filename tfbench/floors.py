@@ -1,0 +1,41 @@
+"""How far apart two readings must be before tfbench calls them a change: the one home of
+the floors that `tfbench gate` (tfbench.gate.rules) and `tfbench bisect` (tfbench.sweep)
+apply. Each floor was set from the same release measured against itself on one machine;
+docs/gate.md has how, and the figures.
+"""
+
+from __future__ import annotations
+
+from tfbench.units import KiB, MiB
+
+# time: the pooled medians' ratio beyond 1 + TIME_FLOOR, and every run of one side more
+# than TIME_APART beyond every run of the other (the process is the unit that must agree)
+TIME_FLOOR = 0.15
+TIME_APART = 0.05
+# bisect compares two single measurements, one process each: only a ratio this large
+TIME_RATIO = 1.25
+# a whole process's peak RSS (peakmem_: TensorFlow's own ~0.5 GiB included)
+PEAKMEM_FLOOR = 8 * MiB
+# the probe's peak increase and allocator peak: the larger of a size and a share
+PEAK_FLOOR, PEAK_SHARE = 1 * MiB, 0.05
+# growth per iteration: a 40-iteration window's slope is coarse
+GROWTH_FLOOR, GROWTH_SHARE = 16 * KiB, 0.25
+
+
+def _largest(values: list[float]) -> float:
+    return max(map(abs, values))
+
+
+def peak(values: list[float]) -> float:
+    """The floor of a peak change between readings `values` (both sides')."""
+    return max(PEAK_FLOOR, PEAK_SHARE * _largest(values))
+
+
+def growth(values: list[float]) -> float:
+    """The floor of a growth change between readings `values` (both sides')."""
+    return max(GROWTH_FLOOR, GROWTH_SHARE * _largest(values))
+
+
+def leaking_peak(values: list[float]) -> float:
+    """A leaking pattern's peak is its growth over the window: read as precisely as that."""
+    return max(PEAK_FLOOR, GROWTH_SHARE * _largest(values))

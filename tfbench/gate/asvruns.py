@@ -1,0 +1,294 @@
+"""The gate through asv: each side is a release's environment (made from its lock, cached:
+tfbench.history.envs) posed to asv as an existing environment with the release's commit
+(`--set-commit-hash`); every asv run writes into a results directory of its own under the
+gate's work directory, so the same tag on both sides (the A/A check) needs no special case
+and nothing lands in the project's results.
+
+`run_gate` is the whole command: check the request, measure (tfbench.gate.session),
+compare (tfbench.gate.rules), keep a whole-suite run for the report (tfbench.gate.kept).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib.metadata
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from asv.config import Config
+
+from tfbench import probes
+from tfbench.gate import kept, readings, rules
+from tfbench.gate.readings import Point, Side
+from tfbench.gate.session import SIDES, Again, Measured, Say, Session
+from tfbench.history import envs, repo
+from tfbench.history.asvconf import derived_config
+from tfbench.measure import child
+
+PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
+
+
+class GateError(RuntimeError):
+    """A side could not be measured: its environment or an asv run failed."""
+
+
+class BadRequest(ValueError):
+    """A tag the history does not have."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `tfbench gate` was asked, checked by the command line."""
+
+    conf_path: Path
+    conf: Config  # loaded once, its paths absolute
+    old: str  # tags, e.g. v2.21.0
+    new: str
+    machine: str
+    bench: str | None = None
+    rounds: int = 2
+    flavour: str = "cpu"
+    env_root: Path | None = None
+    python: Path | None = None  # one interpreter for both sides (the gate's own tests)
+
+    @property
+    def work(self) -> Path:
+        return self.conf_path.resolve().parent / ".asv" / "gate" / f"{self.old}-{self.new}"
+
+
+@dataclass
+class Outcome:
+    measured: Measured
+    rows: list[rules.Change]
+    kept: Path | None  # where a whole-suite run was kept for the report
+
+
+def commits(conf: Config, tags: list[str]) -> dict[str, str]:
+    """Each tag's commit in the release history; BadRequest naming the tags there."""
+    known = repo.history_tags(Path(conf.repo))
+    unknown = [t for t in tags if t not in known]
+    if unknown:
+        raise BadRequest(
+            f"no release tag {', '.join(unknown)} in the history; there: {', '.join(known)}"
+        )
+    return {t: known[t] for t in tags}
+
+
+def run_gate(request: Request, say: Say) -> Outcome:
+    """Measure both releases (BadRequest, session.NothingSelected, GateError), compare them,
+    and keep a whole-suite run (no --bench) where the report finds it."""
+    hashes = commits(request.conf, [request.old, request.new])
+    shutil.rmtree(request.work, ignore_errors=True)
+    backend = AsvBackend(request, hashes, say)
+    session = Session(backend, request.bench, request.rounds, say, backend.tags)
+    measured = session.measure()
+    rows = rules.compare(measured.benchmarks, measured.before, measured.after)
+    where = None
+    if not request.bench:
+        pair = (request.old, request.new)
+        where = kept.write(
+            Path(request.conf.results_dir), request.machine, pair, request.rounds, rows
+        )
+    return Outcome(measured, rows, where)
+
+
+def release_python(tag: str, flavour: str, root: Path | None, say: Say) -> Path:
+    """The release's environment, with the asv runner this asv needs."""
+    env = envs.ReleaseEnv(tag.removeprefix("v"), flavour, root or envs.default_root())
+    try:
+        python, _ = envs.ensure(env, lambda: say(f"{tag}: creating its environment (uv) ..."))
+        runner = f"asv_runner=={importlib.metadata.version('asv_runner')}"
+        probe = subprocess.run([python, "-c", "import asv_runner"], capture_output=True)
+        if probe.returncode:
+            say(f"{tag}: adding {runner} to its environment ...")
+            envs.uv_install(python, runner)
+    except envs.EnvError as e:
+        raise GateError(f"{tag}: its environment cannot be made: {e}") from e
+    return python
+
+
+def ensure_machine(machine: str) -> None:
+    """asv's record of this machine under `machine` (asv run asks for one otherwise): one
+    already recorded is kept as it is; a new one gets asv's defaults for this host."""
+    from asv import util
+    from asv.machine import Machine, MachineCollection
+
+    try:
+        MachineCollection.load(machine)
+    except util.UserError:
+        Machine.load(machine_name=machine, **{**Machine.get_defaults(), "machine": machine})
+
+
+@dataclass
+class Started:
+    """One asv run of one side, started."""
+
+    process: subprocess.Popen
+    log: Path
+    results: Path
+
+
+class AsvBackend:
+    """The session's backend (tfbench.gate.session.Backend): a run is the results
+    directory of one asv run."""
+
+    def __init__(self, request: Request, hashes: dict[str, str], say: Say):
+        self.request, self.say = request, say
+        self.tags = dict(zip(SIDES, (request.old, request.new)))
+        self.commits = {s: hashes[t] for s, t in self.tags.items()}
+        self.pythons: dict[str, Path] = {}
+        self.first: Path | None = None  # results of the first run: asv's benchmarks.json
+        ensure_machine(request.machine)
+
+    def environments(self) -> list[float]:
+        seconds = []
+        for s, tag in self.tags.items():
+            began = time.monotonic()
+            r = self.request
+            self.pythons[s] = r.python or release_python(tag, r.flavour, r.env_root, self.say)
+            seconds.append(time.monotonic() - began)
+        return seconds
+
+    def run(
+        self, kind: str, sides: Sequence[str], run_id: str, selection: str
+    ) -> dict[str, Path | None]:
+        started = {}
+        for s in sides:
+            started[s] = one = self._start(s, self.request.work / f"{s}{run_id}-{kind}", selection)
+            # asv rewrites ~/.asv-machine.json as it starts: the next run waits for this
+            # one to have read it (its results then hold machine.json)
+            while one.process.poll() is None and not (one.results / self.request.machine).is_dir():
+                time.sleep(0.2)
+        for one in started.values():  # every run ends before a failed one is reported
+            one.process.wait()
+        done = {}
+        for s, one in started.items():
+            clean = _finish(one)
+            done[s] = None if clean is None else one.results
+            if clean is False:
+                self.say(f"{kind}: {s} = {self.tags[s]}: some benchmarks failed: {one.log}")
+            if clean is not None and self.first is None:
+                self.first = one.results
+        return done
+
+    def read(self, side: str, runs: list[Path]) -> Side:
+        return readings.read_side(runs, self.request.machine, self.commits[side])
+
+    def benchmarks(self) -> dict[str, dict]:
+        from asv.benchmarks import Benchmarks
+
+        conf = copy.copy(self.request.conf)
+        conf.results_dir = str(self.first)
+        return dict(Benchmarks.load(conf))
+
+    def _start(self, side: str, run_dir: Path, selection: str) -> Started:
+        """Start one asv run into `run_dir`'s own results. asv passes its own variables (the
+        configuration's directory, the environment's name) to the benchmarks of a
+        virtualenv but not of an existing environment: they are set here, so the probe
+        keeps its repeats beside these results (tfbench.probes) under the name asv gives
+        the results."""
+        from asv.environment import get_env_name
+
+        r, python, commit = self.request, self.pythons[side], self.commits[side]
+        conf = derived_config(
+            r.conf_path, run_dir, results_dir=run_dir / "results", html_dir=run_dir / "html"
+        )
+        command = [
+            sys.executable, "-m", "asv", "run", "--environment", f"existing:{python}",
+            "--set-commit-hash", commit, "--record-samples", "--machine", r.machine,
+            "--show-stderr", "--bench", selection,
+        ]  # fmt: skip
+        env = dict(
+            os.environ,
+            ASV_COMMIT=commit,
+            ASV_CONF_DIR=str(conf.parent),
+            ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
+            TFBENCH_WHEELS=r.flavour,
+            TFBENCH_REPEATS="1",
+        )
+        log = run_dir / "asv.log"
+        with log.open("w") as out:
+            process = subprocess.Popen(
+                command,
+                cwd=conf.parent,
+                env=env,
+                stdout=out,
+                stderr=out,
+                preexec_fn=ends_with_gate(),
+            )
+        return Started(process, log, run_dir / "results")
+
+    def probe_again(self, points: list[Point], repeats: int) -> dict[str, Again]:
+        """Each side's probe (tfbench.gate.confirm: one point's readings, not its family's
+        grid), both sides at once as in the memory rounds."""
+        spec = {
+            "suite": str(self.request.conf.benchmark_dir),
+            "repeats": repeats,
+            "points": [[costs, [ast.literal_eval(v) for v in combo]] for costs, combo in points],
+        }
+        project = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
+        started = {}
+        for s in SIDES:
+            run_dir = self.request.work / f"{s}-probe-again"
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "spec.json").write_text(json.dumps(spec))
+            spec_path, out = run_dir / "spec.json", run_dir / "out.json"
+            command = [self.pythons[s], "-m", "tfbench.gate.confirm", spec_path, out]
+            env = dict(os.environ, ASV_COMMIT=self.commits[s], PYTHONPATH=path)
+            with (run_dir / "log").open("w") as log:
+                process = subprocess.Popen(
+                    command, env=env, stdout=log, stderr=log, preexec_fn=ends_with_gate()
+                )
+            started[s] = (run_dir, process)
+        codes = {}
+        for s, (_, process) in started.items():
+            try:
+                codes[s] = process.wait(timeout=PROBE_AGAIN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                codes[s] = f"killed after {PROBE_AGAIN_TIMEOUT} s"
+        again = {}
+        for s, (run_dir, _) in started.items():
+            out = run_dir / "out.json"
+            if codes[s] != 0 or not out.is_file():
+                raise failed("measuring again", codes[s], run_dir / "log")
+            found = json.loads(out.read_text())
+            again[s] = {
+                (costs, combo): found.get(costs, {}).get(probes.key_of(combo), [])
+                for costs, combo in points
+            }
+        return again
+
+
+def _finish(run: Started) -> bool | None:
+    """The ended run: False when some benchmark failed (asv's exit 2: the results are
+    saved, the failures are readings of that side); None when it selected no benchmark."""
+    code = run.process.wait()
+    if code == 1 and "No benchmarks selected" in run.log.read_text():
+        return None
+    if code not in (0, 2) or not run.results.is_dir():
+        raise failed("asv run", code, run.log)
+    return code == 0
+
+
+def failed(what: str, code: int | str, log: Path) -> GateError:
+    """The error of a run that failed, with the last lines of its log."""
+    tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+    return GateError(f"{what} failed (exit {code}), {log}:\n" + "\n".join(tail))
+
+
+def ends_with_gate() -> Callable[[], object]:
+    """For Popen's preexec_fn: the run gets SIGTERM when the gate dies (asv then takes its
+    forkserver down, benchmarks/common.py), so a killed gate leaves no measurement behind."""
+    gate = os.getpid()
+    return lambda: child.die_with_parent(signal.SIGTERM, gate)

@@ -1,0 +1,37 @@
+"""A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
+{"rounds": N, "rows": [each change as JSON]}. The report reads it back as untrusted input
+(tfbench.publish.changes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tfbench.gate.rules import Change
+
+FOLDER = "gate"
+
+
+def path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
+    return results_dir / FOLDER / machine / f"{pair[0]}-{pair[1]}.json"
+
+
+def write(
+    results_dir: Path, machine: str, pair: tuple[str, str], rounds: int, rows: list[Change]
+) -> Path:
+    kept = path(results_dir, machine, pair)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(
+        json.dumps({"rounds": rounds, "rows": [r.as_json() for r in rows]}, indent=1) + "\n"
+    )
+    return kept
+
+
+def read(results_dir: Path, machine: str, pair: tuple[str, str]) -> dict[str, Any] | None:
+    """The kept run as written, None where there is none; OSError or ValueError where it
+    cannot be read."""
+    try:
+        return json.loads(path(results_dir, machine, pair).read_text())
+    except FileNotFoundError:
+        return None

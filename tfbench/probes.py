@@ -1,0 +1,160 @@
+"""The probe's contract: what the suite's Costs benchmarks measure and keep, and how
+everything else (the gate, the report) reads it back.
+
+- A family's grid: its first param is `variant`, and `FAMILY.variant` names the scenario;
+  the other params are the scenario's. A grid point's key joins its values with "|".
+- FIGURES: each `track_` benchmark of a Costs class -> the probe record's figure it
+  reports, and asv's unit for it.
+- The probes file: every repeat of every grid point (status, reason, figures), beside
+  asv's results, which keep one number a point: RESULTS/probes/<commit>-<env>-<flavour>.json
+  (named like results/packages/), {Costs class: {key: [kept record, ...]}}.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tfbench import scenarios
+from tfbench.history import asvconf
+from tfbench.history.envsync import record_name
+from tfbench.measure import record
+from tfbench.measure.devices import Unsupported
+from tfbench.measure.record import Record
+from tfbench.targets import ScenarioTarget, measure_forked
+
+
+@dataclass(frozen=True)
+class Figure:
+    field: str  # the record's key, or the name of one of its counters
+    unit: str  # asv's unit of the track_ benchmark
+
+
+FIGURES = {
+    "track_peak_increase": Figure("peak_increase_bytes", "bytes"),
+    "track_growth_per_iteration": Figure("growth_bytes_per_iteration", "bytes/iteration"),
+    "track_leak": Figure("leak", "leak (1) or flat (0)"),  # asv flags a release that leaks
+    "track_allocator_peak": Figure("allocator_peak_bytes", "bytes"),  # GPU only
+    "track_graph_ops": Figure("graph_ops", "operations"),
+    "track_traces": Figure("traces", "traces"),
+    "track_graph_ops_per_call": Figure("graph_ops_per_call", "operations/call"),
+}
+
+Grid = dict[str, list[Record]]  # key -> each repeat's record
+Probes = dict[str, Grid]  # Costs class -> its grid, as kept
+# Every probe grid point is measured in this many fresh processes: a comparison then sees
+# each side's spread, not one number. `tfbench gate` measures once per round instead.
+REPEATS = int(os.environ.get("TFBENCH_REPEATS", "3"))
+
+
+def value(probed: Mapping[str, Any], method: str) -> float | None:
+    """The figure a `track_` method reports, from a probe record (whole or kept): a record
+    field, else one of its counters; a verdict as 1 or 0; None where it has none."""
+    name = FIGURES[method].field
+    counters = probed.get("counters")
+    found = probed.get(name, counters.get(name) if isinstance(counters, dict) else None)
+    return int(found) if isinstance(found, bool) else found
+
+
+def key(values: Iterable[Any]) -> str:
+    """A grid point's key, from the values the benchmark is called with."""
+    return "|".join(map(str, values))
+
+
+def key_of(combo: tuple[str, ...]) -> str:
+    """A grid point's key, from asv's reprs of its values (as results hold them)."""
+    return key(ast.literal_eval(v) for v in combo)
+
+
+def target(family: str, names: list[str], values: tuple) -> ScenarioTarget:
+    """The scenario and params of a grid point."""
+    params = dict(zip(names, values))
+    return ScenarioTarget(f"{family}.{params.pop('variant')}", params)
+
+
+def measure_grid(
+    family: str, params: list, names: list[str], workers: int = 2, repeats: int = REPEATS
+) -> Grid:
+    """Probe every grid point `repeats` times, each in a child forked from this process
+    (TensorFlow imported, not started), two at a time, the whole grid once before it is
+    measured again (slow drift spreads over every point); a point its scenario lacks is a
+    skip with the reason. Whether a device is usable is asked in the child: asking here
+    would start TensorFlow."""
+    grid: Grid = {}
+    todo: dict[str, ScenarioTarget] = {}
+    for values in itertools.product(*params):
+        point = target(family, names, values)
+        try:
+            scenarios.get(point.scenario).bind(point.params)
+            todo[key(values)] = point
+        except scenarios.ParamError as e:
+            grid[key(values)] = [{"status": "skipped", "error": str(e)}]
+    measured = measure_forked(list(todo.values()) * repeats, workers=workers)
+    for k, point_key in enumerate(todo):
+        grid[point_key] = measured[k :: len(todo)]
+    return grid
+
+
+def reading(grid: Grid, values: tuple) -> Record:
+    """The record a benchmark reports for a grid point (its repeats combined), or a skip
+    with the reason none measured."""
+    result = record.combine(grid[key(values)])
+    if not record.measured(result):
+        raise Unsupported(f"{result['status']}: {result.get('error')}")
+    return result
+
+
+def path(results_dir: Path, commit: str, env_name: str, flavour: str) -> Path:
+    return results_dir / "probes" / f"{record_name(commit, env_name, flavour)}.json"
+
+
+def keep(costs_class: str, grid: Grid) -> Path | None:
+    """Write every repeat of every grid point into the probes file of the asv run under way
+    (asv's ASV_COMMIT, ASV_CONF_DIR, ASV_ENV_NAME; TFBENCH_WHEELS): nothing is written
+    outside an asv run."""
+    commit, conf_dir = os.environ.get("ASV_COMMIT"), os.environ.get("ASV_CONF_DIR")
+    if not commit or not conf_dir:
+        return None
+    try:
+        conf = asvconf.read(Path(conf_dir) / "asv.conf.json")
+    except (OSError, ValueError):
+        return None
+    kept_path = path(
+        Path(conf_dir) / conf.get("results_dir", "results"),
+        commit,
+        os.environ.get("ASV_ENV_NAME", "env"),
+        os.environ.get("TFBENCH_WHEELS", "cpu"),
+    )
+    try:
+        kept = json.loads(kept_path.read_text())
+    except (OSError, ValueError):
+        kept = {}
+    kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
+    kept_path.parent.mkdir(parents=True, exist_ok=True)
+    kept_path.write_text(json.dumps(kept, indent=1, sort_keys=True))
+    return kept_path
+
+
+def load(results_dir: Path, commit: str, env_name: str) -> Probes:
+    """The probe repeats kept beside one results file. Untrusted input like any result:
+    what is not of that shape is left out."""
+    kept: Probes = {}
+    for found in results_dir.glob(f"probes/{record_name(commit, env_name, '*')}.json"):
+        try:
+            loaded = json.loads(found.read_text())
+        except (OSError, ValueError):
+            continue  # without them a reader has asv's one value per point
+        for costs, points in loaded.items() if isinstance(loaded, dict) else ():
+            if isinstance(points, dict):
+                kept[costs] = {
+                    k: [r for r in repeats if isinstance(r, dict)]
+                    for k, repeats in points.items()
+                    if isinstance(repeats, list)
+                }
+    return kept
