@@ -277,3 +277,14 @@ def test_environments_are_compiled_to_bytecode(tmp_path):
     assert not os.path.exists(cached)
     envsync.compile_bytecode(python)
     assert os.path.exists(cached)
+
+
+def test_the_newest_pair_is_the_newest_release_and_a_newer_candidate():
+    pair = releases.newest_pair
+    assert pair(["v2.20.0", "v2.21.0", "v2.22.0rc0"]) == ("v2.21.0", "v2.22.0rc0")
+    # the final arrives: its candidates stay tracked, the newest pair skips them
+    assert pair(["v2.21.0", "v2.22.0rc0", "v2.22.0rc1", "v2.22.0"]) == ("v2.21.0", "v2.22.0")
+    assert pair(["v2.21.0", "v2.22.0"]) == ("v2.21.0", "v2.22.0")
+    assert pair(["v2.22.0rc0", "v2.22.0rc1"]) == ("v2.22.0rc0", "v2.22.0rc1")
+    assert pair(["v2.21.0"]) is None and pair([]) is None
+    assert releases.label("v2.22.0rc0") == "v2.22.0rc0 (candidate)"

@@ -13,10 +13,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -110,34 +112,79 @@ def load_function(path: str, name: str):
     return function
 
 
+@dataclass
+class Prepared:
+    """A target's step, built in the process that runs it, with how to run it."""
+
+    step: Callable[[], Any]
+    params: dict[str, Any]  # bound: the scenario's defaults filled in
+    device: str
+    iterations: int
+    warmup: int
+
+
+def prepare(target: Target, iterations: int | None = None, warmup: int | None = None) -> Prepared:
+    """Build the target's step here; iterations and warm-up default to the scenario's (a
+    user's function: DEFAULT_ITERATIONS, a tenth of them warm-up). Raises ParamError or
+    LookupError (bad input), Unsupported (a skip), or whatever the pattern raises."""
+    if isinstance(target, ScenarioTarget):
+        scenario = scenarios.get(target.scenario)
+        params = scenario.bind(target.params)
+        step = scenario.prepare(**params)
+        iterations = iterations or scenario.iterations
+        warmup = scenario.warmup if warmup is None else warmup
+        return Prepared(step, params, params.get("device", "CPU"), iterations, warmup)
+    step = load_function(target.file, target.function)
+    iterations = iterations or DEFAULT_ITERATIONS
+    warmup = max(1, iterations // 10) if warmup is None else warmup
+    return Prepared(step, {}, "default", iterations, warmup)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE_PACKAGES = re.compile(r"[^\s\"']*/lib/python\d+\.\d+/site-packages/")
+
+
+def portable(text: str) -> str:
+    """Paths in a message made the same on every machine: installed packages' relative to
+    their site-packages, the project's files relative to the project."""
+    return SITE_PACKAGES.sub("<site-packages>/", text).replace(f"{ROOT}{os.sep}", "")
+
+
+def failure(e: BaseException) -> dict[str, str]:
+    """What a record says of a failure: bad input, a skip, or the pattern's own error (its
+    message and traceback kept, with portable paths: records are committed)."""
+    if isinstance(e, scenarios.ParamError | LookupError):
+        return {"status": "bad_input", "error": str(e)}
+    if isinstance(e, devices.Unsupported):
+        return {"status": "skipped", "error": str(e)}
+    return {
+        "status": "error",
+        "error": portable(f"{type(e).__name__}: {e}"),
+        "traceback": portable(traceback.format_exc()),
+    }
+
+
 def run(target: Target, spec: dict[str, Any], primed: bool) -> Record:
     """Measure the target in this (child) process; every failure becomes the record's status."""
     result = describe(target)
     try:
+        ready = prepare(target, spec["iterations"], spec["warmup"])
         if isinstance(target, ScenarioTarget):
-            scenario = scenarios.get(target.scenario)
-            params = scenario.bind(target.params)
-            result.update(params=params, device=params.get("device", "CPU"))
-            step = scenario.prepare(**params)
-            iterations = spec["iterations"] or scenario.iterations
-            warmup = scenario.warmup if spec["warmup"] is None else spec["warmup"]
-        else:
-            step = load_function(target.file, target.function)
-            iterations = spec["iterations"] or DEFAULT_ITERATIONS
-            warmup = max(1, iterations // 10) if spec["warmup"] is None else spec["warmup"]
+            result.update(params=ready.params, device=ready.device)
         result.update(
-            measure_step(step, iterations, warmup, spec["budget"], result["device"], primed),
+            measure_step(
+                ready.step,
+                ready.iterations,
+                ready.warmup,
+                spec["budget"],
+                result["device"],
+                primed,
+            ),
             tf_version=tf_version(),
             budget_bytes=spec["budget"],
         )
-    except (scenarios.ParamError, LookupError) as e:
-        result.update(status="bad_input", error=str(e))
-    except devices.Unsupported as e:
-        result.update(status="skipped", error=str(e))
     except Exception as e:  # the pattern itself failed: record it, never hide it
-        result.update(
-            status="error", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc()
-        )
+        result.update(failure(e))
     return result
 
 

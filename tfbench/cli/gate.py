@@ -31,7 +31,11 @@ def add(sub) -> None:
         "A then B (the screen: memory points read apart are read again to 5 readings a "
         "side, time points whose runs part re-measured to 5 runs a side)",
     )
-    common.add_json(g, "the rows")
+    shown = g.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the rows as JSON")
+    shown.add_argument(
+        "--markdown", action="store_true", help="print the rows as a Markdown table"
+    )
     common.add_config(g)
     common.add_environments(g)
     g.add_argument(
@@ -97,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         print(json.dumps([r.as_json() for r in outcome.rows], indent=2))
+    elif args.markdown:
+        print(output.gate_markdown(outcome.rows, req.old, req.new), end="")
     else:
         print(output.gate(outcome.rows, req.old, req.new))
     return 1 if any(r.direction == "worse" for r in outcome.rows) else 0

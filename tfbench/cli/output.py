@@ -89,16 +89,32 @@ def bisection(found) -> str:
     return "\n".join([head, "readings (release order):", *rows])
 
 
+def _value(v: float | None, unit: str) -> str:
+    return "none" if v is None else _bytes(v) if "bytes" in unit else f"{v:.4g} {unit}"
+
+
+def gate_markdown(rows: list, old: str, new: str) -> str:
+    """The rows as a Markdown table (a CI job's summary)."""
+    from tfbench.publish.markdown import escape
+
+    head = f"### `tfbench gate {old} {new}`: {len(rows)} change(s)\n"
+    if not rows:
+        return head + "\nNo change beyond the floors.\n"
+    lines = [head, "| | point | metric | before | after | evidence |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        before, after = (_value(v, r.unit) for v in (r.before, r.after))
+        cells = [r.direction, f"`{escape(r.name)}`", r.metric, before, after, escape(r.evidence)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def gate(rows: list, old: str, new: str) -> str:
     """The rows that changed, worse first, with the evidence of each."""
     if not rows:
         return f"{old} -> {new}: no change beyond the floors"
     out = [f"{old} -> {new}: {len(rows)} change(s)"]
     for r in rows:
-        before, after = (
-            "none" if v is None else _bytes(v) if "bytes" in r.unit else f"{v:.4g} {r.unit}"
-            for v in (r.before, r.after)
-        )
+        before, after = (_value(v, r.unit) for v in (r.before, r.after))
         out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
         out.append(f"         {r.evidence}")
     return "\n".join(out)

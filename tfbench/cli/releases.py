@@ -27,6 +27,16 @@ def add(sub) -> None:
     c.add_argument("--pre", action="store_true", help="release candidates too")
     common.add_json(c, "what is new")
     c.set_defaults(run=check)
+    li = actions.add_parser("list", help="the tracked releases, oldest first")
+    shown = li.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="as a JSON list (a CI matrix)")
+    shown.add_argument(
+        "--newest-pair",
+        action="store_true",
+        help="the two tags the newest release is compared by: the newest release and a newer "
+        "candidate, or the newest release and the one before",
+    )
+    li.set_defaults(run=listing)
     a = actions.add_parser(
         "add", help="track new releases: append them, lock them, rebuild the history"
     )
@@ -36,6 +46,22 @@ def add(sub) -> None:
     u.set_defaults(run=update)
     b = actions.add_parser("build", help="rebuild the history from the locks")
     b.set_defaults(run=update)
+
+
+def listing(args: argparse.Namespace) -> int:
+    from tfbench.history.releases import label, newest_pair
+
+    tracked = common.tracked()
+    if args.json:
+        print(json.dumps(tracked))
+    elif args.newest_pair:
+        pair = newest_pair([f"v{v}" for v in tracked])
+        if pair is None:
+            raise BadInput("fewer than two releases are tracked")
+        print(*pair)
+    else:
+        print("\n".join(map(label, tracked)))
+    return 0
 
 
 def check(args: argparse.Namespace) -> int:

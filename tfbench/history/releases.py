@@ -72,6 +72,22 @@ def candidate(version: str) -> bool:
     return parse(version.removeprefix("v")).is_prerelease
 
 
+def label(tag: str) -> str:
+    """A release as the report names it: a candidate says so."""
+    return f"{tag} (candidate)" if candidate(tag) else tag
+
+
+def newest_pair(tags: list[str]) -> tuple[str, str] | None:
+    """The pair a newest-release comparison is about (tags or versions, oldest first): the
+    newest release against a newer candidate where one is tracked, else the newest release
+    against the release before it (the candidates between them left out); None with fewer
+    than two."""
+    finals = [t for t in tags if not candidate(t)]
+    if tags and candidate(tags[-1]):
+        return (finals[-1], tags[-1]) if finals else (tuple(tags[-2:]) if len(tags) > 1 else None)
+    return (finals[-2], finals[-1]) if len(finals) > 1 else None
+
+
 def tracked_versions(path: Path = RELEASES_FILE) -> list[str]:
     """Versions listed in releases.txt, oldest first (PEP 440's order, checked)."""
     versions: list[str] = []

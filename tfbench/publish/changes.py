@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tfbench.gate import kept
 from tfbench.gate.rules import Change, compare, point_pattern
+from tfbench.history.releases import newest_pair
 from tfbench.publish.results import Data, MachineResults
 
 
@@ -71,9 +72,9 @@ def history_changes(data: Data, machine: MachineResults) -> list[Changes]:
 def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes | None:
     """The newest pair's `tfbench gate` run kept in the results, its rows checked against
     the benchmarks (the file is untrusted input like any result)."""
-    if len(machine.releases) < 2:
+    pair = newest_pair(machine.releases)
+    if pair is None:
         return None
-    pair = (machine.releases[-2], machine.releases[-1])
     try:
         run = kept.read(results_dir, machine.machine, pair)
         if run is None:

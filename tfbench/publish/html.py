@@ -7,6 +7,8 @@ import html
 import math
 import shlex
 
+from tfbench.history.releases import label as release_label
+from tfbench.history.releases import newest_pair
 from tfbench.publish.changes import Changes
 from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
 from tfbench.publish.report import (
@@ -181,7 +183,8 @@ def _articles(m: MachineReport) -> list[str]:
 def _machine(m: MachineReport) -> list[str]:
     out = [
         f'<h2 class="machine">Machine {html.escape(m.name)}</h2>'
-        f"<p>Releases: {html.escape(', '.join(m.releases) or 'none')}</p><h3>Verdicts</h3><ul>"
+        f"<p>Releases: {html.escape(', '.join(map(release_label, m.releases)) or 'none')}</p>"
+        "<h3>Verdicts</h3><ul>"
     ]
     for v in m.verdicts:
         word, parts = verdict_parts(v)
@@ -199,8 +202,8 @@ def _machine(m: MachineReport) -> list[str]:
     out.append("<h3>Newest release, re-measured (<code>tfbench gate</code>)</h3>")
     if m.gate_run:
         out += _changes(m.gate_run)
-    elif len(m.releases) > 1:
-        command = shlex.join(["tfbench", "gate", *m.releases[-2:], "--machine", m.name])
+    elif newest_pair(m.releases):
+        command = shlex.join(["tfbench", "gate", *newest_pair(m.releases), "--machine", m.name])
         out.append(
             f"<p>Not re-measured on this machine yet: <code>{html.escape(command)}</code></p>"
         )

@@ -1,7 +1,7 @@
 """The release report as Markdown (report.md, `tfbench report`).
 
 Names, param values, reasons and file paths come from results, possibly other machines':
-every such text goes through `_t`, so that a renderer that passes HTML through shows it as
+every such text goes through `escape`, so that a renderer that passes HTML through shows it as
 text. Claims are this project's own Markdown.
 """
 
@@ -11,6 +11,7 @@ import html
 import re
 import shlex
 
+from tfbench.history.releases import label, newest_pair
 from tfbench.publish.changes import Changes
 from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
 from tfbench.publish.report import EXPLAIN, NO_VALUE, MachineReport, Report, verdict_parts
@@ -19,7 +20,7 @@ from tfbench.units import format_value
 _SPECIAL = re.compile(r"([\\`*\[\]|])")
 
 
-def _t(text: str) -> str:
+def escape(text: str) -> str:
     """Untrusted text as Markdown text: HTML's metacharacters as entities, Markdown's escaped."""
     return _SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
@@ -35,9 +36,10 @@ def _changes(changes: Changes) -> list[str]:
     ]
     for item in changes.items:
         r = item.row
+        before, after = (format_value(v, r.unit) for v in (r.before, r.after))
         out.append(
-            f"| [{_t(r.name)}]({item.url}) | {r.direction} | {format_value(r.before, r.unit)} | "
-            f"{format_value(r.after, r.unit)} | {_t(r.evidence)} | `{item.command}` |"
+            f"| [{escape(r.name)}]({item.url}) | {r.direction} | {before} | {after} | "
+            f"{escape(r.evidence)} | `{item.command}` |"
         )
     return out
 
@@ -52,21 +54,23 @@ def _articles(m: MachineReport) -> list[str]:
             out += ["", f"**{ex.example.variant}**: {describe(ex.example)}", ""]
             out += [f"- the article: {ex.example.says}"]
             out += [
-                f"- finding on {', '.join(map(_t, tags))}: {_t(text)}"
+                f"- finding on {', '.join(map(escape, tags))}: {escape(text)}"
                 for text, tags in ex.findings
             ]
             heads = ["release", "as written", *(i.label for i, _ in ex.isolating)]
             out += ["", "| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
             for k, lit in enumerate(ex.literal):
                 verdicts = [LEAK_WORD[v[k]] for _, v in ex.isolating]
-                out.append("| " + " | ".join([_t(lit.release), _t(lit.text()), *verdicts]) + " |")
+                out.append(
+                    "| " + " | ".join([escape(lit.release), escape(lit.text()), *verdicts]) + " |"
+                )
     return out
 
 
 def _machine(m: MachineReport) -> list[str]:
-    releases = [_t(r) for r in m.releases]
+    releases = [escape(label(r)) for r in m.releases]
     out = [
-        f"## Machine {_t(m.name)}",
+        f"## Machine {escape(m.name)}",
         "",
         f"Releases: {', '.join(releases) or 'none'}",
         "",
@@ -77,30 +81,30 @@ def _machine(m: MachineReport) -> list[str]:
         word, parts = verdict_parts(v)
         newest = f"**{word}** on {releases[-1]}" if m.releases else "**no data**"
         out.append(
-            f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([newest, *map(_t, parts)])
+            f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([newest, *map(escape, parts)])
         )
     out += ["", "### Newest release, re-measured (`tfbench gate`)", ""]
     if m.gate_run:
         out += _changes(m.gate_run)
-    elif len(m.releases) > 1:
-        command = shlex.join(["tfbench", "gate", *m.releases[-2:], "--machine", m.name])
+    elif newest_pair(m.releases):
+        command = shlex.join(["tfbench", "gate", *newest_pair(m.releases), "--machine", m.name])
         out.append(f"Not re-measured on this machine yet: `{command}`")
     else:
         out.append("Needs two releases.")
     out += ["", "### What changed between adjacent releases (the gate's rules)", ""]
     for changes in reversed(m.changes):
-        out += [f"#### {' -> '.join(map(_t, changes.pair))}", "", *_changes(changes), ""]
+        out += [f"#### {' -> '.join(map(escape, changes.pair))}", "", *_changes(changes), ""]
     out += _articles(m)
     for family in m.families:
-        out += ["", f"### {_t(family.name)}", ""]
+        out += ["", f"### {escape(family.name)}", ""]
         if family.empty:
-            out += [f"{NO_VALUE}: {_t('; '.join(family.empty))}", ""]
+            out += [f"{NO_VALUE}: {escape('; '.join(family.empty))}", ""]
         if not family.rows:
             continue
         out.append("| " + " | ".join(["point", *releases]) + " |")
         out.append("|" + "---|" * (len(m.releases) + 1))
         out += [
-            "| " + " | ".join([_t(row.label), *(c.text() for c in row.cells)]) + " |"
+            "| " + " | ".join([escape(row.label), *(c.text() for c in row.cells)]) + " |"
             for row in family.rows
         ]
     return out
@@ -108,7 +112,7 @@ def _machine(m: MachineReport) -> list[str]:
 
 def render(report: Report) -> str:
     out = ["# tfbench release report", "", EXPLAIN, ""]
-    out += [f"- unreadable results file skipped: {_t(p)}" for p in report.problems]
+    out += [f"- unreadable results file skipped: {escape(p)}" for p in report.problems]
     for machine in report.machines:
         out += _machine(machine)
     return "\n".join(out) + "\n"

@@ -1,0 +1,41 @@
+"""Targets: building a step, and what a record says of a failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfbench import scenarios, targets
+from tfbench.measure.devices import Unsupported
+
+
+def test_a_failure_keeps_no_machine_path():
+    """Records are committed (results/probes): a message and its traceback name files
+    relative to the project or to site-packages, never this machine's checkout."""
+    here = targets.ROOT / "tfbench" / "scenarios" / "functions.py"
+    env = "/home/u/.cache/tfbench/envs/2.21.0-cpu/lib/python3.11/site-packages"
+    try:
+        raise TypeError(f'in user code:\n File "{here}", line 46\n File "{env}/tf/x.py"')
+    except TypeError as e:
+        found = targets.failure(e)
+    assert found["status"] == "error"
+    assert found["error"].startswith("TypeError: in user code")
+    for text in (found["error"], found["traceback"]):
+        assert str(targets.ROOT) not in text and "/home/u" not in text
+    assert '"tfbench/scenarios/functions.py", line 46' in found["error"]
+    assert '"<site-packages>/tf/x.py"' in found["error"]
+
+
+def test_bad_input_and_skips_say_so():
+    assert targets.failure(scenarios.ParamError("no param x"))["status"] == "bad_input"
+    assert targets.failure(LookupError("no such file"))["status"] == "bad_input"
+    assert targets.failure(Unsupported("no GPU")) == {"status": "skipped", "error": "no GPU"}
+
+
+def test_a_users_function_gets_default_counts(tmp_path):
+    mine = tmp_path / "mine.py"
+    mine.write_text("def step():\n    return 1\n")
+    ready = targets.prepare(targets.FunctionTarget(str(mine), "step"))
+    assert (ready.iterations, ready.warmup, ready.device) == (100, 10, "default")
+    assert ready.step() == 1
+    with pytest.raises(LookupError, match="has no function 'nope'"):
+        targets.prepare(targets.FunctionTarget(str(mine), "nope"))

@@ -1,0 +1,175 @@
+"""The GitHub workflows, proven here without GitHub: their steps call project commands
+(checked against the YAML), and the sequence the tracking workflow runs (two runners
+measure a release each, their results are merged and published) runs locally."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tfbench.publish import merge
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _workflow(name: str) -> dict:
+    return yaml.safe_load((WORKFLOWS / name).read_text())
+
+
+def _runs(job: dict) -> str:
+    return "\n".join(step.get("run", "") for step in job["steps"])
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_release_named():
+    for path in WORKFLOWS.glob("*.yml"):
+        for line in path.read_text().splitlines():
+            if "uses:" in line:
+                assert re.search(r"uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$", line), (
+                    f"{path.name}: {line.strip()}"
+                )
+
+
+def test_ci_runs_what_the_readme_says():
+    (job,) = _workflow("ci.yml")["jobs"].values()
+    assert _runs(job).strip() == "bash .ci/run"
+    readme = (ROOT / "README.md").read_text()
+    command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert command in readme
+
+
+def test_the_tracking_jobs_are_project_commands():
+    jobs = _workflow("track.yml")["jobs"]
+    plan = _runs(jobs["plan"])
+    for command in (
+        "tfbench releases check --pre --json",
+        "tfbench releases add",
+        "tfbench releases list --json",
+        "tfbench releases list --newest-pair",
+    ):
+        assert command in plan
+    assert ".ci/measure" in _runs(jobs["measure"])
+    assert "tfbench gate $PAIR" in _runs(jobs["gate"]) and "--markdown" in _runs(jobs["gate"])
+    assert ".ci/publish artifacts" in _runs(jobs["publish"])
+    # the GPU jobs run on a self-hosted runner labelled gpu, with the GPU lock
+    assert "self-hosted" in jobs["measure"]["runs-on"] and "gpu" in jobs["measure"]["runs-on"]
+    assert "TFBENCH_WHEELS=$KIND" in _runs(jobs["measure"])
+    # every job asks for no more than it needs; the workflow itself for nothing
+    assert _workflow("track.yml")["permissions"] == {}
+    assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+def _runner(base: Path, name: str) -> Path:
+    """A checkout of the project on a fresh runner: its code, its history, no results."""
+    runner = base / name
+    for part in ("tfbench", "benchmarks", "releases", ".ci"):
+        shutil.copytree(ROOT / part, runner / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "asv.conf.json", runner)
+    (runner / "home").mkdir()
+    return runner
+
+
+def _measure(runner: Path, release: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "HOME": str(runner / "home"),  # asv keeps its machine file there
+        "PYTHON": sys.executable,
+        "TFBENCH_MACHINE_CPU": "a test runner",
+        "TFBENCH_BENCH": r"^graphs\.Eager\.peakmem_step",
+    }
+    return subprocess.run(
+        ["bash", ".ci/measure", release, "gha-test"],
+        cwd=runner,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+
+
+def _artifact(runner: Path, artifacts: Path, name: str) -> None:
+    """What upload-artifact keeps of the measuring job (its paths, under results/)."""
+    results, out = runner / "results", artifacts / name
+    out.mkdir(parents=True)
+    shutil.copy(results / "benchmarks.json", out)
+    for part in ("gha-test", "packages", "probes"):
+        shutil.copytree(results / part, out / part)
+
+
+@pytest.mark.slow
+def test_two_runners_measure_merge_and_publish(tmp_path):
+    """Two runners measure a release each (the candidate among them), as the tracking
+    workflow's matrix does; the publish job merges their artifacts and builds the site,
+    which has both releases."""
+    artifacts = tmp_path / "artifacts"
+    for name, release in (("runner-a", "2.21.0"), ("runner-b", "2.22.0rc0")):
+        runner = _runner(tmp_path, name)
+        run = _measure(runner, release)
+        assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+        _artifact(runner, artifacts, f"results-{release}-cpu")
+    machines = [
+        json.loads((a / "gha-test" / "machine.json").read_text()) for a in artifacts.iterdir()
+    ]
+    assert machines[0] == machines[1]  # one machine, described alike by both runners
+
+    publisher = _runner(tmp_path, "publisher")
+    env = {**os.environ, "TFBENCH": str(Path(sys.executable).parent / "tfbench")}
+    run = subprocess.run(
+        ["bash", ".ci/publish", str(artifacts)],
+        cwd=publisher,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    assert "0 skipped" in run.stdout
+    results = sorted(p.name for p in (publisher / "results" / "gha-test").glob("*.json"))
+    assert len(results) == 3  # machine.json and one results file a release
+    index = json.loads((publisher / ".asv" / "html" / "index.json").read_text())
+    assert index["params"]["machine"] == ["gha-test"]
+    assert {"v2.21.0", "v2.22.0rc0"} <= set(index["tags"])
+    report = (publisher / ".asv" / "html" / "report.md").read_text()
+    assert "v2.21.0, v2.22.0rc0 (candidate)" in report
+
+
+def _shard(base: Path, name: str, cpu: str) -> Path:
+    """A results directory holding machine `m` as described by `cpu`."""
+    shard = base / name / "m"
+    shard.mkdir(parents=True)
+    (shard / "machine.json").write_text(json.dumps({"machine": "m", "cpu": cpu, "version": 1}))
+    return shard.parent
+
+
+def test_a_machine_described_differently_by_two_shards_is_an_error(tmp_path):
+    a, b = _shard(tmp_path, "a", "one"), _shard(tmp_path, "b", "another")
+    with pytest.raises(merge.MergeError, match=r"machine m is described differently in .*a/m/"):
+        merge.merge([a, b], tmp_path / "results")
+    assert not (tmp_path / "results").exists()  # nothing merged
+
+
+def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
+    target = tmp_path / "results"
+    (target / "packages").mkdir(parents=True)
+    (target / "packages" / "old-env-cpu.txt").write_text("# kept\n")
+    shard = _shard(tmp_path, "a", "one")
+    (shard / "m" / "deadbeef-env.json").write_bytes(b"\xff")  # not UTF-8
+    (shard / "packages").mkdir()
+    (shard / "packages" / "new-env-cpu.txt").write_text("# requirements\nnumpy==2.0\n")
+    (shard / "packages" / "notes.md").write_text("x")
+    (shard / "probes").mkdir()
+    (shard / "probes" / "abc-env-cpu.json").write_text("[1, 2]")
+    done = merge.merge([shard], target)
+    assert sorted(map(str, done.added)) == ["m/machine.json", "packages/new-env-cpu.txt"]
+    assert any("deadbeef-env.json" in s for s in done.skipped)
+    assert any("abc-env-cpu.json: not a probes file" in s for s in done.skipped)
+    assert any("notes.md: not a packages record's name" in s for s in done.skipped)
+    assert (target / "packages" / "old-env-cpu.txt").read_text() == "# kept\n"
