@@ -23,7 +23,7 @@ from typing import Any
 # benchmark from that process: importing TensorFlow here spares each one the import.
 import tensorflow  # noqa: F401
 
-from tfbench import probes, scenarios, sources
+from tfbench import probes, scenarios, sources, targets
 from tfbench.measure import child
 from tfbench.measure.devices import Unsupported
 
@@ -65,7 +65,7 @@ def warm_step(family: str, names: list[str], *values: Any) -> Callable[[], Any]:
         except Unsupported:
             raise
         except Exception as e:  # the pattern fails on this release: record why, as a skip
-            reason = f"{point.scenario} fails here: {type(e).__name__}: {e}"
+            reason = f"{point.scenario} fails here: {targets.failure(e)['error']}"
             print(reason, file=sys.stderr)
             raise Unsupported(reason) from e
         _WARM[key] = step

@@ -4,6 +4,7 @@ units  <-  measure  <-  scenarios  <-  targets  <-  probes (the probe's contract
 figures, the probes file; history's asvconf)  <-  gate (readings, rules, the session, its
 asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
 units  <-  floors  <-  gate, sweep;  history  <-  sweep (release environments)  <-  cli
+targets  <-  explain (why a step grows: its own traced run)  <-  cli
 """
 
 from pathlib import Path
@@ -23,6 +24,7 @@ ALLOWED = {
     "targets": {"units", "measure", "scenarios", "targets"},
     "history": {"units", "history"},
     "probes": {"units", "measure", "scenarios", "targets", "history", "probes"},
+    "explain": {"units", "measure", "targets", "history", "explain"},
     "gate": {"units", "floors", "history", "measure", "probes", "gate"},
     "sweep": {"units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
     "publish": {"units", "history", "gate", "probes", "scenarios", "publish"},
@@ -35,6 +37,7 @@ ALLOWED = {
         "gate",
         "sweep",
         "publish",
+        "explain",
         "cli",
     },
     "__main__": {"cli"},

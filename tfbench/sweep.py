@@ -55,6 +55,7 @@ class Runner:
     flavour: str = "cpu"
     root: Path | None = None
     say: Say = print
+    measure: Callable[..., Record] = targets.measure_isolated  # or tfbench explain's run
 
     def __call__(self, version: str, label: str = "") -> Record:
         env = envs.ReleaseEnv(version, self.flavour, self.root or envs.default_root())
@@ -75,9 +76,7 @@ class Runner:
             self.say(f"{prefix} environment ready in {spent:.1f} s")
         start = time.monotonic()
         self.say(f"{prefix} measuring {self.target.name} ...")
-        record = targets.measure_isolated(
-            self.target, python=str(python), quiet=True, **self.options
-        )
+        record = self.measure(self.target, python=str(python), quiet=True, **self.options)
         self.say(f"{prefix} {record['status']} in {time.monotonic() - start:.1f} s")
         return dict(record, release=version)
 

@@ -195,8 +195,10 @@ def measure_forked(
     budget_bytes: int | None = None,
     timeout_s: float = 600.0,
     workers: int = 1,
+    runner: Callable[[Target, dict[str, Any], bool], Record] = run,
 ) -> list[Record]:
-    """Measure each target in a child forked from this process, `workers` at a time.
+    """Measure each target in a child forked from this process, `workers` at a time, by
+    `runner` (a measurement; tfbench.explain's explaining run).
 
     Only from a process whose TensorFlow runtime has not started (importing it is fine).
     """
@@ -208,33 +210,17 @@ def measure_forked(
     budget = budget_bytes or supervisor.default_budget_bytes()
     spec = {"iterations": iterations, "warmup": warmup, "budget": budget}
     return supervisor.fork_each(
-        targets, lambda t, primed: run(t, spec, primed), describe, budget, timeout_s, workers
+        targets, lambda t, primed: runner(t, spec, primed), describe, budget, timeout_s, workers
     )
 
 
-def measure_isolated(
-    target: Target,
-    iterations: int | None = None,
-    warmup: int | None = None,
-    budget_bytes: int | None = None,
-    timeout_s: float = 600.0,
-    python: str | None = None,
-    quiet: bool = False,
-) -> Record:
-    """Measure a target in a child of a fresh Python process (safe from any caller): this
-    interpreter's, or `python`'s (a release environment's, tfbench.history.envs). What the
-    process prints goes to stderr, or with `quiet` nowhere unless it dies without a record
-    (then its last lines join the error).
-
-    Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
-    """
-    spec = {
-        "targets": [to_json(target)],
-        "iterations": iterations,
-        "warmup": warmup,
-        "budget": budget_bytes,
-        "timeout": timeout_s,
-    }
+def run_isolated(
+    module: str, spec: dict[str, Any], python: str | None = None, quiet: bool = False
+) -> tuple[Any, int, str]:
+    """`python -m MODULE SPEC OUT` in a fresh process (this interpreter's, or `python`'s: a
+    release environment's, tfbench.history.envs), tfbench imported from its source: (what
+    it wrote to OUT, None if nothing; its exit code; its last lines, with `quiet`). What
+    the process prints goes to stderr, or with `quiet` nowhere."""
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec))
@@ -251,14 +237,18 @@ def measure_isolated(
         log = Path(tmp) / "log"
         with open(log, "w") as printed:
             exit_code = subprocess.call(
-                [python or sys.executable, "-m", "tfbench.targets", str(spec_path), str(out_path)],
+                [python or sys.executable, "-m", module, str(spec_path), str(out_path)],
                 stdout=printed if quiet else sys.stderr,
                 stderr=subprocess.STDOUT if quiet else None,
                 env=env,
             )
-        if out_path.exists():
-            return json.loads(out_path.read_text())[0]
+        out = json.loads(out_path.read_text()) if out_path.exists() else None
         last = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-20:])
+    return out, exit_code, last
+
+
+def died(target: Target, exit_code: int, last: str, python: str | None) -> Record:
+    """The record of a measuring process that exited without writing one."""
     result = describe(target)
     result.update(
         status="error",
@@ -268,6 +258,31 @@ def measure_isolated(
     if python:
         result["tf_version"] = None  # another environment's: not known here
     return result
+
+
+def measure_isolated(
+    target: Target,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    budget_bytes: int | None = None,
+    timeout_s: float = 600.0,
+    python: str | None = None,
+    quiet: bool = False,
+) -> Record:
+    """Measure a target in a child of a fresh Python process (safe from any caller), with
+    `quiet` the process's output joining the error only if it dies without a record.
+
+    Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
+    """
+    spec = {
+        "targets": [to_json(target)],
+        "iterations": iterations,
+        "warmup": warmup,
+        "budget": budget_bytes,
+        "timeout": timeout_s,
+    }
+    out, exit_code, last = run_isolated("tfbench.targets", spec, python, quiet)
+    return out[0] if out else died(target, exit_code, last, python)
 
 
 def _main(spec_path: str, out_path: str) -> None:

@@ -7,11 +7,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tfbench.cli import bisect, catalog, envs, gate, measure, publish, releases, results
+from tfbench.cli import (
+    bisect,
+    catalog,
+    envs,
+    explain,
+    gate,
+    measure,
+    publish,
+    releases,
+    results,
+)
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
-COMMANDS = (catalog, measure, bisect, envs, releases, results, publish, gate)
+COMMANDS = (catalog, measure, bisect, explain, envs, releases, results, publish, gate)
 
 
 def build_parser() -> argparse.ArgumentParser:

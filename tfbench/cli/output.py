@@ -118,3 +118,65 @@ def gate(rows: list, old: str, new: str) -> str:
         out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
         out.append(f"         {r.evidence}")
     return "\n".join(out)
+
+
+def _tf(found: dict) -> str:
+    tf = found.get("tf") or {}
+    if not tf:
+        return "not imported"
+    parts = [
+        f"graph {tf.get('graph_ops') or 0:+.3g} ops",
+        f"traces {tf.get('traces') or 0:+.3g}",
+        f"open Sessions {tf.get('sessions') or 0:+.3g}",
+    ]
+    if tf.get("gpu_bytes") is not None:
+        parts.append(f"GPU memory {_bytes(tf['gpu_bytes'])}")
+    return ", ".join(parts) + " a call"
+
+
+def explanation(found: dict) -> str:
+    """An explaining run, layer by layer, and its conclusion."""
+    params = " ".join(f"{k}={v}" for k, v in found.get("params", {}).items())
+    lines = [f"{found['scenario']}  {params}".rstrip()]
+    if found["status"] != "ok":
+        return "\n".join([*lines, f"  {found['status']}: {found.get('error') or ''}".rstrip()])
+    rss = found["rss_bytes_per_call"]
+
+    def share(part: float) -> str:
+        return f"{part / rss:>5.0%} of it" if rss > 0 else ""
+
+    lines += [
+        f"  TensorFlow {found.get('tf_version') or 'not installed'}, device {found['device']};"
+        f" {found['iterations']} calls a window after {found['warmup']} warm-up"
+        " (explain's own run: traced, its figures are its own)",
+        f"  RSS growth             {_bytes(rss):>12}/call  {'LEAK' if found['leak'] else 'flat'}",
+        f"  Python (tracemalloc)   {_bytes(found['python_bytes_per_call']):>12}/call  "
+        f"{share(found['python_bytes_per_call'])}",
+        *(f"    {s['where']}  {_bytes(s['bytes_per_call'])}/call" for s in found["sites"]),
+        "  objects                "
+        + (", ".join(f"{o['per_call']:+.3g} {o['type']}" for o in found["objects"]) or "none")
+        + " a call" * bool(found["objects"]),
+        f"  TensorFlow             {_tf(found)}",
+        f"  native, unowned        {_bytes(found['native_bytes_per_call']):>12}/call  "
+        f"{share(found['native_bytes_per_call'])}",
+    ]
+    memray = found["native"]
+    if memray.get("available"):
+        lines.append(f"    memray: {_bytes(memray['bytes_per_call'])}/call never freed")
+        lines += [
+            f"    {s['where']}  {_bytes(s['bytes_per_call'])}/call" for s in memray["stacks"]
+        ]
+    else:
+        lines.append(f"    native stacks unavailable: {memray.get('why')}")
+    return "\n".join([*lines, f"  -> {found['conclusion']}"])
+
+
+def explanations(records: list[dict]) -> str:
+    """One line per release: its conclusion, or why it has none."""
+    head = records[0]
+    params = " ".join(f"{k}={v}" for k, v in head.get("params", {}).items())
+    lines = [f"{head['scenario']}  {params}".rstrip()]
+    for r in records:
+        said = r.get("conclusion") if r["status"] == "ok" else f"{r['status']}: {r.get('error')}"
+        lines.append(f"{r['release']:<10} {said}")
+    return "\n".join(lines)

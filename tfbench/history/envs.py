@@ -118,6 +118,26 @@ def uv_install(python: Path, *requirements: str) -> None:
     _uv("pip", "install", "--quiet", "--python", str(python), *requirements)
 
 
+def uv_target(python: Path, folder: Path, *requirements: str) -> None:
+    """Packages for `python`'s version installed into a folder of their own (put on a
+    path after an environment's packages, they change nothing it has): built aside and
+    renamed in, so a half-made folder never counts."""
+    partial = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    _uv(
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        str(python),
+        "--target",
+        str(partial),
+        *requirements,
+    )
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+
+
 def _uv(*args: str) -> None:
     # Only uv's own configuration: pip's (find-links, extra indexes) does not apply to it.
     run = subprocess.run([uv(), *args], capture_output=True, text=True)

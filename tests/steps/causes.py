@@ -1,0 +1,44 @@
+"""Steps whose cause of growth is known, for `tfbench explain`'s calibration
+(tests/test_explain.py): each holds about 64 KiB a call in one layer, or nothing."""
+
+import ctypes
+
+import numpy as np
+
+KEPT: list = []
+LIBC = ctypes.CDLL(None)
+LIBC.malloc.restype = ctypes.c_void_p
+SIZE = 64 * 1024
+
+
+def arrays():
+    KEPT.append(np.ones(SIZE // 8))  # Python objects: a list of NumPy arrays
+
+
+def native():
+    block = LIBC.malloc(SIZE)  # native memory no Python object owns, never freed
+    ctypes.memset(block, 1, SIZE)
+
+
+def flat():
+    np.ones(SIZE // 8).sum()
+
+
+def graph_ops():
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()  # TF1: ops added to the default graph each call
+    tf.constant(1.0) + tf.constant(2.0)
+
+
+CALLS = [0]
+
+
+def retrace():
+    import tensorflow as tf
+
+    global double
+    if "double" not in globals():
+        double = tf.function(lambda x: x * 2)
+    CALLS[0] += 1
+    double(CALLS[0])  # a new Python scalar: a new trace each call

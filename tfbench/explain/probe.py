@@ -1,0 +1,231 @@
+"""The explaining run, in a measuring child of its own (forked and bounded like a
+measurement: tfbench.measure.supervisor): after the step's warm-up, three windows of the
+same number of calls, each read by one instrument, so that no tracer weighs on another's
+figures:
+
+1. nothing traced: RSS after every call, the growth per call to explain (and its verdict);
+2. Python: the objects that survive, by type (gc's objects and what they hold), the
+   allocation sites that grew (tracemalloc), and TensorFlow's state (operations in the
+   default graph, traces of every live tf.function, open Sessions, GPU memory in use);
+3. native: memray's record of the allocations made and never freed (native stacks).
+
+Native memory no Python object owns is the RSS growth that tracemalloc does not account
+for; memray names where it came from where it can (it sees allocations through the
+libraries' symbol tables: a function pointer taken with dlsym, as ctypes does, it misses).
+The figures are this run's own: tracing changes timing and memory.
+
+Run as `python -m tfbench.explain.probe SPEC OUT` (tfbench.explain.explain_isolated).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import tempfile
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tfbench import targets
+from tfbench.explain import layers
+from tfbench.measure import devices, record, steps
+from tfbench.targets import ROOT, Target, portable
+
+FRAMES = 12  # tracemalloc's depth: enough to reach the step's own line from inside NumPy
+TOP = 5
+SITE_FLOOR = 64  # bytes per call: below, an allocation site is the interpreter's own churn
+# Files that are the harness, not the step: never named as where memory is allocated.
+HARNESS = tuple(str(ROOT / "tfbench" / part) for part in ("measure", "explain", "targets.py"))
+PYTHON_ALLOCATORS = ("PyDataMem", "PyObject_", "PyMem_", "_PyObject", "_PyMem")
+
+
+def _installed(filename: str) -> bool:
+    """Whether a file is the interpreter's or an installed package's (not the step's)."""
+    return filename.startswith((sys.prefix, sys.base_prefix)) or "site-packages" in filename
+
+
+def _steps_frame(frames: list[tuple[str, int]]) -> str:
+    """Where, among (file, line) frames innermost first, the step allocated: its own
+    innermost frame, else the innermost frame outside the harness."""
+    mine = [f for f in frames if not f[0].startswith(HARNESS)]
+    own = [f for f in mine if not _installed(f[0])]
+    file, line = (own or mine or frames or [("?", 0)])[0]
+    return portable(f"{file}:{line}")
+
+
+def objects() -> Counter:
+    """Live objects by type: those gc tracks, and the untracked ones they hold (arrays,
+    tensors in a list)."""
+    gc.collect()
+    seen: set[int] = set()
+    counts: Counter = Counter()
+    for holder in gc.get_objects():
+        for o in (holder, *gc.get_referents(holder)):
+            if id(o) not in seen:
+                seen.add(id(o))
+                counts[type(o).__qualname__] += 1
+    return counts
+
+
+def tf_state(device: str) -> dict[str, int | None]:
+    """TensorFlow's state this process holds, where it has imported TensorFlow."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return {}
+    traces = sessions = 0
+    for o in gc.get_objects():
+        kind = type(o)
+        if callable(getattr(kind, "experimental_get_tracing_count", None)):
+            traces += o.experimental_get_tracing_count()
+        elif any(c.__name__ == "BaseSession" for c in kind.__mro__):
+            sessions += not getattr(o, "_closed", True)
+    gpu = None
+    if device == "GPU":
+        gpu = tf.config.experimental.get_memory_info("GPU:0")["current"]
+    ops = len(tf.compat.v1.get_default_graph().get_operations())
+    return {"graph_ops": ops, "traces": traces, "sessions": sessions, "gpu_bytes": gpu}
+
+
+def _per_call(after: dict, before: dict, calls: int) -> dict[str, float | None]:
+    return {
+        k: None if after[k] is None or before.get(k) is None else (after[k] - before[k]) / calls
+        for k in after
+    }
+
+
+def python_window(step, calls: int, device: str) -> dict[str, Any]:
+    """Objects, allocation sites and TensorFlow's state, before and after `calls` calls."""
+    counted, state = objects(), tf_state(device)
+    tracemalloc.start(FRAMES)
+    try:
+        first = tracemalloc.take_snapshot()
+        for _ in range(calls):
+            step()
+        gc.collect()
+        last = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    ours = [tracemalloc.Filter(False, tracemalloc.__file__)]  # the snapshots' own
+    diffs = last.filter_traces(ours).compare_to(first.filter_traces(ours), "traceback")
+    del first, last  # their traces are objects too: not the step's
+    grown = objects() - counted
+    by_site: Counter = Counter()
+    for diff in diffs:
+        if diff.size_diff > 0:
+            frames = [(f.filename, f.lineno) for f in reversed(diff.traceback)]
+            by_site[_steps_frame(frames)] += diff.size_diff
+    sites = [(w, b / calls) for w, b in by_site.most_common(TOP) if b / calls >= SITE_FLOOR]
+    return {
+        "python_bytes_per_call": sum(d.size_diff for d in diffs) / calls,
+        "sites": [{"where": w, "bytes_per_call": b} for w, b in sites],
+        "objects": [
+            {"type": t, "per_call": n / calls}
+            for t, n in grown.most_common(TOP)
+            if n / calls >= layers.TF_GROWTH
+        ],
+        "tf": _per_call(tf_state(device), state, calls),
+    }
+
+
+def _allocator(symbol: str) -> bool:
+    return "alloc" in symbol.lower() or symbol.startswith(("operator new", "mmap"))
+
+
+def _memray(extra_path: str | None):
+    try:
+        import memray
+    except ImportError:
+        if not extra_path:
+            raise
+        sys.path.append(extra_path)  # after the environment's own packages: none shadowed
+        import memray
+    return memray
+
+
+def native_window(step, calls: int, extra_path: str | None) -> dict[str, Any]:
+    """memray's allocations made in `calls` calls and never freed, by where they came from
+    (the step's Python line and the first native function that is no allocator)."""
+    try:
+        memray = _memray(extra_path)
+    except ImportError as e:
+        return {"available": False, "why": f"memray is not installed ({e})"}
+    with tempfile.TemporaryDirectory(prefix="tfbench-explain-") as tmp:
+        capture = Path(tmp) / "native.bin"
+        with memray.Tracker(capture, native_traces=True, follow_fork=False):
+            for _ in range(calls):
+                step()
+            gc.collect()
+        with memray.FileReader(capture) as reader:
+            records = list(reader.get_leaked_allocation_records(merge_threads=True))
+            where: Counter = Counter()
+            for r in sorted(records, key=lambda r: -r.size)[: 4 * TOP]:
+                natives = [s for s, _, _ in r.native_stack_trace(max_stacks=16)]
+                if any(s.startswith(PYTHON_ALLOCATORS) for s in natives):
+                    continue  # a Python object's memory: tracemalloc's layer
+                code = [(file, line) for _, file, line in r.stack_trace(max_stacks=FRAMES)]
+                first = next((s for s in natives if not _allocator(s)), "?")
+                where[f"{_steps_frame(code)} ({first})"] += r.size
+    stacks = [(w, b / calls) for w, b in where.most_common(TOP) if b / calls >= SITE_FLOOR]
+    return {
+        "available": True,
+        "bytes_per_call": sum(r.size for r in records) / calls,
+        "stacks": [{"where": w, "bytes_per_call": b} for w, b in stacks],
+    }
+
+
+def explain(
+    target: Target, spec: dict[str, Any], primed: bool, memray_path: str | None = None
+) -> dict[str, Any]:
+    """The step's growth read layer by layer in this (child) process (`memray_path`: where
+    memray is, if not among this environment's packages); a failure becomes the record's
+    status, as in a measurement."""
+    result: dict[str, Any] = {
+        k: v for k, v in targets.describe(target).items() if k not in record.FIGURES
+    }
+    result["explained_by"] = (
+        "tfbench explain: its own run, traced (its figures are not a measurement's)"
+    )
+    try:
+        ready = targets.prepare(target, spec["iterations"], spec["warmup"])
+        devices.start_runtime(ready.device)
+        for _ in range(ready.warmup):
+            ready.step()
+        calls = ready.iterations
+        reading = steps.measure(ready.step, calls, 0, spec["budget"])
+        result.update(
+            params=ready.params,
+            tf_version=targets.tf_version(),
+            iterations=calls,
+            warmup=ready.warmup,
+            status=reading.status,
+            rss_bytes_per_call=reading.growth_bytes_per_iteration,
+            leak=bool(reading.leak),
+        )
+        if reading.status != "ok":
+            result["error"] = "stopped at the memory budget in the untraced window"
+            return result
+        result.update(python_window(ready.step, calls, ready.device))
+        native = native_window(ready.step, calls, memray_path)
+        rss, python = result["rss_bytes_per_call"], result["python_bytes_per_call"]
+        result.update(native=native, native_bytes_per_call=max(0.0, rss - python))
+        result.update(layer=layers.layer(result), conclusion=layers.conclusion(result))
+    except Exception as e:
+        result.update(targets.failure(e))
+    return result
+
+
+def _main(spec_path: str, out_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text())
+    memray = spec.get("memray_path")
+    found = targets.measure_forked(
+        [targets.from_json(t) for t in spec["targets"]],
+        spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"],
+        runner=lambda target, measuring, primed: explain(target, measuring, primed, memray),
+    )  # fmt: skip
+    Path(out_path).write_text(json.dumps(found))
+
+
+if __name__ == "__main__":
+    _main(*sys.argv[1:3])
