@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tfbench import cache_dir
+import tfbench
 from tfbench.targets import Target, died, run_isolated, to_json
 
 MEMRAY = "memray==1.20.0"  # native attribution (Bloomberg's; Linux and macOS)
@@ -25,7 +25,7 @@ def memray_path(python: str | None) -> str | None:
         return None
     from tfbench.history import envs
 
-    folder = cache_dir("memray", MEMRAY.replace("==", "-"))
+    folder = tfbench.cache_dir("memray", MEMRAY.replace("==", "-"))
     if not (folder / "memray").is_dir():
         try:
             envs.uv_target(Path(python), folder, MEMRAY)
