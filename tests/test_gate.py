@@ -20,12 +20,15 @@ from tfbench.units import KiB, MiB
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = {
-    "m.C.time_step": {"param_names": ["variant"], "params": [["'x'"]], "unit": "seconds"},
-    "m.C.peakmem_step": {"param_names": ["variant"], "params": [["'x'"]], "unit": "bytes"},
-    "m.CCosts.track_peak_increase": {"param_names": ["variant"], "params": [["'x'"]]},
-    "m.CCosts.track_growth_per_iteration": {"param_names": ["variant"], "params": [["'x'"]]},
-    "m.CCosts.track_leak": {"param_names": ["variant"], "params": [["'x'"]]},
-    "m.CCosts.track_graph_ops": {"param_names": ["variant"], "params": [["'x'"]]},
+    name: {"param_names": ["variant"], "params": [["'x'"]], "unit": unit}
+    for name, unit in [
+        ("m.C.time_step", "seconds"),
+        ("m.C.peakmem_step", "bytes"),
+        ("m.CCosts.track_peak_increase", "bytes"),
+        ("m.CCosts.track_growth_per_iteration", "bytes/iteration"),
+        ("m.CCosts.track_leak", "leak (1) or flat (0)"),
+        ("m.CCosts.track_graph_ops", "operations"),
+    ]
 }
 
 
@@ -384,3 +387,16 @@ def test_a_killed_gate_leaves_no_run_behind():
             return
         time.sleep(0.1)
     pytest.fail(f"the gate's run {run} outlived it")
+
+
+def test_evidence_is_a_sentence_with_units():
+    (row,) = found("m.CCosts.track_peak_increase", [[10 * MiB, 11 * MiB]], [[27 * MiB]])
+    assert row.evidence == (
+        "peak increase 10-11 MiB -> 27 MiB, apart by more than 1.35 MiB "
+        "(2 readings before, 1 after)"
+    )
+    ms = [[m * 1e-3 * (1 + i / 1000) for i in range(10)] for m in (1.0, 1.02, 0.98, 1.01, 0.99)]
+    (row,) = found("m.C.time_step", ms, [[1.3e-3 * v / 1e-3 for v in run] for run in ms])
+    assert row.evidence.startswith("time 1 ms -> 1.31 ms (x1.30, floor 15%); every run")
+    (row,) = found("m.CCosts.track_graph_ops", [[5.0, 5.0]], [[7.0, 7.0]])
+    assert row.evidence.startswith("count 5 operations -> 7 operations")

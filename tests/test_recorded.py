@@ -1,7 +1,8 @@
 """The gate's rules on recorded readings: the committed history's sides of two pairs of
 releases as the report read them (every timing sample and probe repeat of each point),
 with the rows the rules gave when the fixture was written. A change to the rules' code
-that is meant to keep their behaviour must give the same rows."""
+that is meant to keep their behaviour must give the same rows: the same points, metrics,
+directions and values (the evidence's wording is presentation: tests/test_gate.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,10 @@ def test_rules_give_the_recorded_rows(pair):
     old, new = pair.split("..")
     sides = RECORDED["sides"]
     rows = rules.compare(RECORDED["benchmarks"], _side(sides[old]), _side(sides[new]))
-    assert [dict(r.as_json(), name=r.name) for r in rows] == RECORDED["pairs"][pair]
+    found = [dict(r.as_json(), name=r.name) for r in rows]
+    for row in found + RECORDED["pairs"][pair]:
+        row.pop("evidence")
+    assert found == RECORDED["pairs"][pair]
 
 
 def test_the_fixture_holds_rows_of_several_rules():

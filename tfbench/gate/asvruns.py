@@ -27,7 +27,7 @@ from pathlib import Path
 from asv.config import Config
 
 from tfbench import probes
-from tfbench.gate import kept, readings, rules
+from tfbench.gate import kept, readings, rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
 from tfbench.history import envs, repo
@@ -94,10 +94,10 @@ def run_gate(request: Request, say: Say) -> Outcome:
     rows = rules.compare(measured.benchmarks, measured.before, measured.after)
     where = None
     if not request.bench:
-        pair = (request.old, request.new)
-        where = kept.write(
-            Path(request.conf.results_dir), request.machine, pair, request.rounds, rows
-        )
+        found, folded = shifts.compare(measured.benchmarks, measured.before, measured.after)
+        differing = [(s, [r for r in folded if r.metric == s.metric]) for s in found]
+        pair, results = (request.old, request.new), Path(request.conf.results_dir)
+        where = kept.write(results, request.machine, pair, request.rounds, rows, differing)
     return Outcome(measured, rows, where)
 
 

@@ -1,6 +1,7 @@
 """A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
-{"rounds": N, "rows": [each change as JSON]}. The report reads it back as untrusted input
-(tfbench.publish.changes)."""
+{"rounds": N, "rows": [each change as JSON], "shifts": [each common-mode shift, with
+"rows": the points that differ from it]} (tfbench.gate.shifts). The report reads it back
+as untrusted input (tfbench.publish.changes)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench.gate.rules import Change
+from tfbench.gate.shifts import Shift
 
 FOLDER = "gate"
 
@@ -18,13 +20,22 @@ def path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
 
 
 def write(
-    results_dir: Path, machine: str, pair: tuple[str, str], rounds: int, rows: list[Change]
+    results_dir: Path,
+    machine: str,
+    pair: tuple[str, str],
+    rounds: int,
+    rows: list[Change],
+    shifts: list[tuple[Shift, list[Change]]] = (),
 ) -> Path:
+    """The run's rows, and each shift with the rows of the points that differ from it."""
     kept = path(results_dir, machine, pair)
     kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_text(
-        json.dumps({"rounds": rounds, "rows": [r.as_json() for r in rows]}, indent=1) + "\n"
-    )
+    run = {
+        "rounds": rounds,
+        "rows": [r.as_json() for r in rows],
+        "shifts": [dict(s.as_json(), rows=[r.as_json() for r in differ]) for s, differ in shifts],
+    }
+    kept.write_text(json.dumps(run, indent=1) + "\n")
     return kept
 
 

@@ -35,6 +35,7 @@ from asv._stats import mann_whitney_u
 from tfbench import floors
 from tfbench.floors import TIME_APART, TIME_FLOOR
 from tfbench.gate.readings import Point, Side, pooled
+from tfbench.units import format_value
 
 MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
 # A process can run slow throughout: one process a side cannot tell a release from it (the
@@ -77,7 +78,7 @@ Found = tuple[int, str] | None  # (1 worse, -1 better; the evidence), or no chan
 
 
 def _apart(floor: Callable[[list[float]], float], what: str):
-    def rule(a_runs: Runs, b_runs: Runs) -> Found:
+    def rule(a_runs: Runs, b_runs: Runs, unit: str = "") -> Found:
         a, b = pooled(a_runs), pooled(b_runs)
         gap = floor(a + b)
         if min(b) - max(a) > gap:
@@ -87,19 +88,38 @@ def _apart(floor: Callable[[list[float]], float], what: str):
         else:
             return None
         return sign, (
-            f"{what}: ranges {_range(a)} and {_range(b)} apart by more than {gap:.4g} "
-            f"({len(a)} and {len(b)} readings)"
+            f"{what} {_span(a, unit)} -> {_span(b, unit)}, apart by more than "
+            f"{_value(gap, unit)} ({_readings(len(a), len(b))})"
         )
 
     return rule
 
 
-def _range(values: list[float]) -> str:
-    return f"[{min(values):.4g}, {max(values):.4g}]"
+def _value(value: float, unit: str) -> str:
+    """A reading with its unit: bytes and seconds scaled, counts named."""
+    text = format_value(value, unit)
+    return text if unit == "seconds" or unit.startswith("bytes") or not unit else f"{text} {unit}"
+
+
+def _span(values: list[float], unit: str) -> str:
+    """The lowest to the highest reading, in the unit (one number where they are one)."""
+    low, high = (_value(v, unit) for v in (min(values), max(values)))
+    if low == high:
+        return low
+    (low_n, _, low_u), (high_n, _, high_u) = low.partition(" "), high.partition(" ")
+    return f"{low_n}-{high_n} {low_u}" if low_u == high_u else f"{low} to {high}"
+
+
+def _readings(a: int, b: int) -> str:
+    return f"{a} reading{'s' * (a != 1)} before, {b} after"
 
 
 def time_rule(
-    a_runs: Runs, b_runs: Runs, min_runs: int = CONFIRM_RUNS, apart: float = TIME_APART
+    a_runs: Runs,
+    b_runs: Runs,
+    unit: str = "seconds",
+    min_runs: int = CONFIRM_RUNS,
+    apart: float = TIME_APART,
 ) -> Found:
     a, b = pooled(a_runs), pooled(b_runs)
     if min(len(a), len(b)) < MIN_SAMPLES or min(len(a_runs), len(b_runs)) < min_runs:
@@ -114,12 +134,12 @@ def time_rule(
     _, p = mann_whitney_u(a, b)
     if p >= P_VALUE:
         return None
+    before, after = (format_value(statistics.median(v), unit) for v in (a, b))
     return (1 if ratio > 1 else -1), (
-        f"time: medians x{ratio:.2f} (floor {TIME_FLOOR:.0%}), every run of one side more "
-        f"than {apart:.0%} beyond every run of the other (x{min(high) / max(low):.2f} at "
-        f"the nearest), "
-        f"Mann-Whitney U p={p:.1e} ({len(a)} and {len(b)} samples, {len(a_runs)} and "
-        f"{len(b_runs)} runs)"
+        f"time {before} -> {after} (x{ratio:.2f}, floor {TIME_FLOOR:.0%}); every run of one "
+        f"side more than {apart:.0%} beyond every run of the other (x"
+        f"{min(high) / max(low):.2f} at the nearest); Mann-Whitney U p={p:.1e} ({len(a)} and "
+        f"{len(b)} samples, {len(a_runs)} and {len(b_runs)} runs)"
     )
 
 
@@ -130,7 +150,7 @@ def screened(a: Side, b: Side) -> list[Point]:
         point
         for point in set(a.runs) & set(b.runs)
         if point[0].rpartition(".")[2].startswith("time_")
-        and time_rule(a.runs[point], b.runs[point], SCREEN_RUNS, apart=0.0) is not None
+        and time_rule(a.runs[point], b.runs[point], min_runs=SCREEN_RUNS, apart=0.0) is not None
     )
 
 
@@ -163,7 +183,7 @@ def disturbed(runs: list[Side]) -> list[int]:
     ]
 
 
-def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:
+def leak_rule(a_runs: Runs, b_runs: Runs, unit: str = "") -> Found:
     a, b = pooled(a_runs), pooled(b_runs)
     if len(set(a)) != 1 or len(set(b)) != 1 or a[0] == b[0]:
         return None
@@ -199,7 +219,7 @@ def point_pattern(name: str) -> str:
     return "^" + re.escape(name).replace("\\ ", " ").replace("'", ".") + "$"
 
 
-def rule_for(method: str) -> Callable[[Runs, Runs], Found]:
+def rule_for(method: str) -> Callable[..., Found]:
     return next(rule for prefix, rule in RULES.items() if method.startswith(prefix))
 
 
@@ -235,7 +255,7 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
             rule = rule_for(method)
             if method == "track_peak_increase" and _leaks(point, a, b):
                 rule = LEAKING_PEAK
-            found = rule(a.runs[point], b.runs[point])
+            found = rule(a.runs[point], b.runs[point], bench.get("unit") or "")
         if found is None:
             continue
         sign, evidence = found
