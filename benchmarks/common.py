@@ -83,18 +83,22 @@ def version(*family_modules: ModuleType) -> str:
     )
 
 
-class _Family(abc.ABC):
-    """A family's grid; abstract until a benchmark module gives it a `version` (asv skips
-    abstract classes, so these bases are not benchmarks themselves)."""
-
-    family: str
-    params: list
-    param_names: list[str]
+class _Versioned(abc.ABC):
+    """Abstract until a benchmark module gives it a `version` (asv skips abstract classes,
+    so these bases and mixins are not benchmarks themselves)."""
 
     @property
     @abc.abstractmethod
     def version(self) -> str:
-        """step_version / costs_version of the family's scenario module(s)."""
+        """The family's version (`version` of its scenario modules)."""
+
+
+class _Family(_Versioned):
+    """A family's grid."""
+
+    family: str
+    params: list
+    param_names: list[str]
 
 
 class StepBenchmark(_Family):
@@ -156,13 +160,13 @@ class ProbeCosts(_Family):
     track_allocator_peak = track("track_allocator_peak")
 
 
-class GraphOps:
+class GraphOps(_Versioned):
     """Mixin: the number of operations in the graph the pattern builds on, after the run."""
 
     track_graph_ops = track("track_graph_ops")
 
 
-class Traces:
+class Traces(_Versioned):
     """Mixin: how many times tf.function traced during the run."""
 
     track_traces = track("track_traces")

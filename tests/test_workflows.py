@@ -83,7 +83,7 @@ def _measure(runner: Path, release: str) -> subprocess.CompletedProcess:
         "HOME": str(runner / "home"),  # asv keeps its machine file there
         "PYTHON": sys.executable,
         "TFBENCH_MACHINE_CPU": "a test runner",
-        "TFBENCH_BENCH": r"^graphs\.Eager\.peakmem_step",
+        "TFBENCH_BENCH": r"^graphs\.Eager(Costs\.track_leak|\.peakmem_step)",
     }
     return subprocess.run(
         ["bash", ".ci/measure", release, "gha-test"],
