@@ -145,13 +145,6 @@ def test_comparative_findings_follow_the_figures():
     assert "contrary" in finding(hungrier, _lit(peak=1e6), _lit(peak=1e6), {})
 
 
-def test_short_error_names_the_exception():
-    assert findings.short_error("error: InaccessibleTensorError: <tf.Tensor ...>") == (
-        "InaccessibleTensorError"
-    )
-    assert findings.short_error("timeout: run killed after 600 s") == "run killed after 600 s"
-
-
 def _machine(with_block_leaks: int) -> tuple[dict, MachineResults]:
     """sessions.ex1 leaking 800 KiB and 3 ops per call on one release; the isolating
     Sessions(with_block) point flat or leaking."""

@@ -87,7 +87,7 @@ def test_a_release_without_a_value_says_why():
     word, parts = report.verdict_parts(verdict)
     assert word == "no data"
     assert "no value on v1.1.0, v1.2.0" in parts
-    assert "why: error: InaccessibleTensorError: boom" in parts
+    assert "why on v1.1.0: InaccessibleTensorError: boom" in parts
 
 
 def test_what_changed_follows_the_gate_rules():
@@ -138,3 +138,51 @@ def test_cells_and_figures_come_from_data_not_text():
     cell = report.Cell("v1", (report.Figure(None, "seconds", None),) * 3, None)
     assert cell.empty and cell.text() == "no value"
     assert report.Figure(2048, "bytes/iteration", 2.0).text() == "2 KiB/it (x2.00)"
+
+
+def test_the_summary_says_what_the_newest_release_changed():
+    d = data(leak=(1, 1, 0), times=(0.010, 0.010, 0.0115))
+    (machine,) = report.build(d).machines
+    lines = report.summary_lines(machine.summary)
+    assert lines[0] == (
+        "v1.2.0 against v1.1.0 (by the gate's rules on the history): 0 point(s) worse and "
+        "2 better beyond the floors."
+    )
+    assert "Leaks that went away: fam.PatternCosts.track_leak('leaky', 'CPU')." in lines[1]
+    assert lines[-1] == "Nothing measured here got worse."
+    assert 3 <= len(lines) <= 8
+
+
+def test_the_summary_names_a_leak_that_appeared_and_a_claim_that_changed():
+    d = data(leak=(1, 0, 1))
+    m = report.build(d).machines[0]
+    (line,) = [x for x in report.summary_lines(m.summary) if x.startswith("Leaks that")]
+    assert line.startswith("Leaks that appeared: fam.PatternCosts.track_leak('leaky', 'CPU')")
+    assert report.summary_lines(m.summary)[-1].startswith("Worse: ")
+
+
+def test_a_candidate_is_compared_with_the_newest_release_before_it():
+    d = data()
+    m = d.machines["box"]
+    for old, new in (("v1.2.0", "v1.3.0rc0"),):
+        for (key, combo, tag), value in list(m.values.items()):
+            if tag == old:
+                m.values[(key, combo, new)] = value
+        m.sides[new] = m.sides[old]
+        m.releases.append(new)
+    (machine,) = report.build(d).machines
+    assert machine.summary.newest.pair == ("v1.2.0", "v1.3.0rc0")
+    first = report.summary_lines(machine.summary)[0]
+    assert first.startswith("v1.3.0rc0 (candidate) against v1.2.0")
+    assert "v1.3.0rc0 (candidate)" in markdown.render(report.build(d))
+
+
+def test_the_report_as_json_carries_the_summary_and_findings():
+    import json
+
+    found = report.as_json(report.build(data(leak=(1, 1, 0))))
+    json.dumps(found)  # plain data
+    (machine,) = found["machines"]
+    assert machine["summary"]["leaks_gone"] == ["fam.PatternCosts.track_leak('leaky', 'CPU')"]
+    assert machine["summary"]["newest"]["pair"] == ["v1.1.0", "v1.2.0"]
+    assert [c["pair"] for c in machine["changes"]] == [["v1.0.0", "v1.1.0"], ["v1.1.0", "v1.2.0"]]

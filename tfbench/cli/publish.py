@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from tfbench.cli import common
@@ -21,6 +22,7 @@ def add(sub) -> None:
     p.set_defaults(run=publish)
     r = sub.add_parser("report", help="print the release report as Markdown")
     common.add_config(r)
+    common.add_json(r, "its summary and findings (CI job summaries, other tools)")
     r.set_defaults(run=report)
 
 
@@ -45,6 +47,9 @@ def publish(args: argparse.Namespace) -> int:
 def report(args: argparse.Namespace) -> int:
     from tfbench.publish import markdown, report, site
 
-    config = common.config(args)
-    print(markdown.render(report.build(site.read(config))), end="")
+    built = report.build(site.read(common.config(args)))
+    if args.json:
+        print(json.dumps(report.as_json(built), indent=2))
+    else:
+        print(markdown.render(built), end="")
     return 0

@@ -13,10 +13,13 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench.gate import kept
-from tfbench.gate.rules import Change, compare, point_pattern
+from tfbench.gate import kept, shifts
+from tfbench.gate.rules import Change, point_pattern
+from tfbench.gate.shifts import SHIFTING, Shift
 from tfbench.history.releases import newest_pair
 from tfbench.publish.results import Data, MachineResults
+
+SHIFT_OF = tuple(SHIFTING)  # the metrics a kept shift may be of
 
 
 @dataclass(frozen=True)
@@ -29,8 +32,13 @@ class Item:
 @dataclass(frozen=True)
 class Changes:
     pair: tuple[str, str]
-    items: list[Item]
+    items: list[Item]  # the rows, a shifted metric's only where a point differs from it
     source: str  # where the rows come from
+    shifts: tuple[Shift, ...] = ()  # metrics that moved in common (tfbench.gate.shifts)
+
+    @property
+    def rows(self) -> list[Change]:
+        return [i.row for i in self.items]
 
 
 def graph_url(row: Change, machine: str) -> str:
@@ -53,20 +61,20 @@ def _items(rows: list[Change], machine: str, pair: tuple[str, str]) -> list[Item
     return [Item(r, graph_url(r, machine), gate_command(r, machine, pair)) for r in rows]
 
 
+HISTORY = "the recorded history: each release's samples and probe repeats"
+
+
+def recorded(data: Data, machine: MachineResults, pair: tuple[str, str]) -> Changes:
+    """A pair of releases by the gate's rules on the history, common shifts told once."""
+    sides = machine.sides[pair[0]], machine.sides[pair[1]]
+    found, rows = shifts.compare(data.benchmarks, *sides)
+    return Changes(pair, _items(rows, machine.machine, pair), HISTORY, tuple(found))
+
+
 def history_changes(data: Data, machine: MachineResults) -> list[Changes]:
     """Every adjacent pair of releases, oldest first, by the gate's rules on the history."""
     tags = machine.releases
-    changes = []
-    for pair in zip(tags, tags[1:]):
-        rows = compare(data.benchmarks, machine.sides[pair[0]], machine.sides[pair[1]])
-        changes.append(
-            Changes(
-                pair,
-                _items(rows, machine.machine, pair),
-                "the recorded history: each release's samples and probe repeats",
-            )
-        )
-    return changes
+    return [recorded(data, machine, pair) for pair in zip(tags, tags[1:])]
 
 
 def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes | None:
@@ -80,11 +88,28 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
         if run is None:
             return None
         rows = [_checked(data, r) for r in run["rows"]]
+        found = [_shift(data, s) for s in run.get("shifts", [])]
         source = f"`tfbench gate` re-measured both, interleaved ({int(run['rounds'])} rounds)"
     except (OSError, ValueError, KeyError, TypeError) as e:
         data.problems.append(f"{kept.path(results_dir, machine.machine, pair)}: {e}")
         return None
-    return Changes(pair, _items(rows, machine.machine, pair), source)
+    shifted = {s.metric for s, _ in found}
+    rows = [r for r in rows if r.metric not in shifted] + [
+        r for _, differ in found for r in differ
+    ]
+    shown = sorted(rows, key=lambda r: (r.direction != "worse", r.name))
+    return Changes(pair, _items(shown, machine.machine, pair), source, tuple(s for s, _ in found))
+
+
+def _shift(data: Data, s: dict) -> tuple[Shift, list[Change]]:
+    """A kept shift, and the rows of the points that differ from it."""
+    metric = s["metric"]
+    if not (isinstance(metric, str) and metric.isidentifier() and metric.startswith(SHIFT_OF)):
+        raise ValueError(f"a shift of {metric!r}")
+    shift = Shift(
+        s["metric"], bool(s["ratio"]), float(s["amount"]), int(s["followed"]), int(s["points"])
+    )
+    return shift, [_checked(data, r) for r in s.get("rows", [])]
 
 
 def _checked(data: Data, r: dict) -> Change:

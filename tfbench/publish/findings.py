@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tfbench.publish.families import Family, reason
+from tfbench.publish.reasons import one_line
 from tfbench.publish.results import MachineResults
 from tfbench.units import MiB, format_bytes, format_seconds
 
@@ -271,13 +272,6 @@ class Literal:
         return " · ".join(parts)
 
 
-def short_error(why: str) -> str:
-    """'error: InaccessibleTensorError: long text' -> 'InaccessibleTensorError'."""
-    text = why.split(": ", 1)[1] if why.startswith(("error: ", "timeout: ")) else why
-    head = text.split(":", 1)[0].strip()
-    return head if head.isidentifier() else text[:80]
-
-
 def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> Literal:
     combo = (repr(variant),)
 
@@ -287,7 +281,7 @@ def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> 
     leak = value("track_leak")
     if leak is None:
         why = reason(family, machine, combo, tag)
-        return Literal(tag, short_error(why) if why else None)
+        return Literal(tag, one_line(why) if why else None)
     return Literal(
         tag,
         time=machine.value(f"{family.name}.time_step", combo, tag),

@@ -8,15 +8,16 @@ import math
 import shlex
 
 from tfbench.history.releases import label as release_label
-from tfbench.history.releases import newest_pair
 from tfbench.publish.changes import Changes
 from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
+from tfbench.publish.reasons import span
 from tfbench.publish.report import (
     EXPLAIN,
     NO_VALUE,
     FamilySection,
     MachineReport,
     Report,
+    summary_lines,
     verdict_parts,
 )
 from tfbench.units import format_value
@@ -40,6 +41,8 @@ td, th { border: 1px solid #ccc; padding: 2px 6px; vertical-align: top; }
 td.leak { background: #fde0dc; } td.flat { background: #e8f5e9; }
 figure { display: inline-block; margin: 0 1em 1em 0; } figcaption { font-size: 12px; }
 .plot text { font-size: 10px; } .legend { font-size: 12px; max-width: 1200px; }
+.summary { background: #f4f6fb; border: 1px solid #ccd; padding: 0.2em 1em; max-width: 1100px; }
+details { margin: 0.3em 0; } summary { cursor: pointer; }
 """
 
 
@@ -95,7 +98,7 @@ def plot(
 
 
 def _family(family: FamilySection, releases: list[str]) -> str:
-    out = [f"<h3>{html.escape(family.name)}</h3>"]
+    out = [f"<h4>{html.escape(family.name)}</h4>"]
     if family.empty:
         out.append(
             f'<p class="empty">{html.escape(NO_VALUE)}: {html.escape("; ".join(family.empty))}</p>'
@@ -133,10 +136,14 @@ def _family(family: FamilySection, releases: list[str]) -> str:
 
 def _changes(changes: Changes) -> list[str]:
     out = [f"<p>From {html.escape(changes.source)}.</p>"]
+    out += [
+        f"<p>Common to most points: {html.escape(shift.text())}.</p>" for shift in changes.shifts
+    ]
     if not changes.items:
-        return [*out, "<p>No change beyond the floors.</p>"]
+        other = "other " * bool(changes.shifts)
+        return [*out, f"<p>No {other}change beyond the floors.</p>"]
     out.append(
-        '<table class="gate"><tr><th>benchmark</th><th>direction</th><th>before</th>'
+        '<table class="gate"><tr><th>point</th><th>direction</th><th>before</th>'
         "<th>after</th><th>evidence</th><th>re-measure</th></tr>"
     )
     for item in changes.items:
@@ -154,42 +161,71 @@ def _changes(changes: Changes) -> list[str]:
 def _articles(m: MachineReport) -> list[str]:
     if not m.articles:
         return []
-    out = [f"<h3>Articles: their examples as written</h3><p>{html.escape(ARTICLES_NOTE)}</p>"]
+    out = [
+        '<h3 id="articles">Articles: their examples as written</h3>'
+        f"<p>{html.escape(ARTICLES_NOTE)}</p>"
+    ]
     for section in m.articles:
         a = section.article
-        out.append(f"<h4>{html.escape(a.number)}: {html.escape(a.title)}</h4>")
+        out.append(f"<h4>{html.escape(a.number)}: {html.escape(a.title)}</h4><ul>")
         for ex in section.examples:
-            out.append(
-                f"<p><strong>{html.escape(ex.example.variant)}</strong>: "
-                f"{html.escape(describe(ex.example))}</p><ul>"
-                f"<li>the article: {html.escape(ex.example.says)}</li>"
-            )
-            out += [
-                f"<li>finding on {html.escape(', '.join(tags))}: {html.escape(text)}</li>"
+            found = "; ".join(
+                f"on {html.escape(span(tags, m.releases))}: {html.escape(text)}"
                 for text, tags in ex.findings
-            ]
+            )
+            out.append(
+                f"<li><strong>{html.escape(ex.example.variant)}</strong> "
+                f"({html.escape(describe(ex.example))}). The article: "
+                f"{html.escape(ex.example.says)}. Found {found}.</li>"
+            )
+        heads = "".join(f"<th>{html.escape(ex.example.variant)}</th>" for ex in section.examples)
+        out.append(f"</ul><table><tr><th>release</th>{heads}</tr>")
+        for k, tag in enumerate(m.releases):
+            cells = "".join(
+                f"<td>{html.escape(ex.literal[k].text())}</td>" for ex in section.examples
+            )
+            out.append(f"<tr><th>{html.escape(release_label(tag))}</th>{cells}</tr>")
+        out.append("</table>")
+        for ex in section.examples:
+            if not ex.isolating:
+                continue
             heads = "".join(f"<th>{html.escape(i.label)}</th>" for i, _ in ex.isolating)
-            out.append(f"</ul><table><tr><th>release</th><th>as written</th>{heads}</tr>")
-            for k, lit in enumerate(ex.literal):
+            out.append(
+                f"<details><summary>{html.escape(ex.example.variant)}: the catalog variants "
+                f"that isolate the cause</summary><table><tr><th>release</th>{heads}</tr>"
+            )
+            for k, tag in enumerate(m.releases):
                 cells = "".join(f"<td>{LEAK_WORD[v[k]]}</td>" for _, v in ex.isolating)
-                out.append(
-                    f"<tr><th>{html.escape(lit.release)}</th>"
-                    f"<td>{html.escape(lit.text())}</td>{cells}</tr>"
-                )
-            out.append("</table>")
+                out.append(f"<tr><th>{html.escape(release_label(tag))}</th>{cells}</tr>")
+            out.append("</table></details>")
     return out
 
 
-def _machine(m: MachineReport) -> list[str]:
-    out = [
-        f'<h2 class="machine">Machine {html.escape(m.name)}</h2>'
-        f"<p>Releases: {html.escape(', '.join(map(release_label, m.releases)) or 'none')}</p>"
-        "<h3>Verdicts</h3><ul>"
-    ]
+def _summary(m: MachineReport) -> list[str]:
+    lines = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(m.summary))
+    return [f'<section class="summary"><h3 id="summary">Summary</h3><ul>{lines}</ul></section>']
+
+
+def _newest(m: MachineReport) -> list[str]:
+    s = m.summary
+    if s.newest is None:
+        return []
+    pair = " &rarr; ".join(html.escape(release_label(t)) for t in s.newest.pair)
+    out = [f'<h3 id="newest">Newest release: {pair}</h3>', *_changes(s.newest)]
+    if not s.remeasured:
+        command = shlex.join(["tfbench", "gate", *s.newest.pair, "--machine", m.name])
+        out.append(
+            f"<p>Not re-measured on this machine yet: <code>{html.escape(command)}</code></p>"
+        )
+    return out
+
+
+def _claims(m: MachineReport) -> list[str]:
+    out = ['<h3 id="claims">Claims</h3><ul>']
     for v in m.verdicts:
         word, parts = verdict_parts(v)
         newest = (
-            f"<strong>{word}</strong> on {html.escape(m.releases[-1])}"
+            f"<strong>{word}</strong> on {html.escape(release_label(m.releases[-1]))}"
             if m.releases
             else "<strong>no data</strong>"
         )
@@ -198,22 +234,20 @@ def _machine(m: MachineReport) -> list[str]:
             + "; ".join([newest, *map(html.escape, parts)])
             + "</li>"
         )
-    out.append("</ul>")
-    out.append("<h3>Newest release, re-measured (<code>tfbench gate</code>)</h3>")
-    if m.gate_run:
-        out += _changes(m.gate_run)
-    elif newest_pair(m.releases):
-        command = shlex.join(["tfbench", "gate", *newest_pair(m.releases), "--machine", m.name])
-        out.append(
-            f"<p>Not re-measured on this machine yet: <code>{html.escape(command)}</code></p>"
-        )
-    else:
-        out.append("<p>Needs two releases.</p>")
-    out.append("<h3>What changed between adjacent releases (the gate's rules)</h3>")
+    return [*out, "</ul>"]
+
+
+def _machine(m: MachineReport) -> list[str]:
+    releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
+    out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
+    out += _summary(m) + _newest(m) + _claims(m) + _articles(m)
+    out.append('<h3 id="changes">What changed between adjacent releases (the gate\'s rules)</h3>')
     for changes in reversed(m.changes):
-        out.append(f"<h4>{' &rarr; '.join(map(html.escape, changes.pair))}</h4>")
-        out += _changes(changes)
-    out += _articles(m)
+        pair = " &rarr; ".join(html.escape(release_label(t)) for t in changes.pair)
+        count = f"{len(changes.items)} row(s)" + ", a common shift" * bool(changes.shifts)
+        out.append(f"<details><summary>{pair}: {count}</summary>")
+        out += [*_changes(changes), "</details>"]
+    out.append(f'<h3 id="families">Families, point by point</h3><p>{html.escape(EXPLAIN)}</p>')
     out += [_family(f, m.releases) for f in m.families]
     return out
 
@@ -223,13 +257,11 @@ def render(report: Report) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>tfbench release report</title>",
         f"<style>{STYLE}</style></head><body>",
         '<p><a href="index.html">&larr; asv graphs</a></p><h1>tfbench release report</h1>',
-        f"<p>{html.escape(EXPLAIN)}</p>",
-    ]
-    out += [
-        f'<p class="problem">Unreadable results file skipped: {html.escape(p)}</p>'
-        for p in report.problems
     ]
     for machine in report.machines:
         out += _machine(machine)
+    if report.problems:
+        out.append('<h2 id="skipped">Results files skipped</h2>')
+        out += [f'<p class="problem">{html.escape(p)}</p>' for p in report.problems]
     out.append("</body></html>")
     return "\n".join(out)

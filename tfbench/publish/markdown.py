@@ -11,10 +11,18 @@ import html
 import re
 import shlex
 
-from tfbench.history.releases import label, newest_pair
+from tfbench.history.releases import label
 from tfbench.publish.changes import Changes
-from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
-from tfbench.publish.report import EXPLAIN, NO_VALUE, MachineReport, Report, verdict_parts
+from tfbench.publish.findings import ARTICLES_NOTE, describe
+from tfbench.publish.reasons import span
+from tfbench.publish.report import (
+    EXPLAIN,
+    NO_VALUE,
+    MachineReport,
+    Report,
+    summary_lines,
+    verdict_parts,
+)
 from tfbench.units import format_value
 
 _SPECIAL = re.compile(r"([\\`*\[\]|])")
@@ -27,11 +35,18 @@ def escape(text: str) -> str:
 
 def _changes(changes: Changes) -> list[str]:
     out = [f"From {changes.source}."]
+    out += [f"Common to most points: {escape(shift.text())}." for shift in changes.shifts]
     if not changes.items:
-        return [*out, "", "No change beyond the floors."]
+        return [
+            *out,
+            "",
+            "No other change beyond the floors."
+            if changes.shifts
+            else "No change beyond the floors.",
+        ]
     out += [
         "",
-        "| benchmark | direction | before | after | evidence | re-measure |",
+        "| point | direction | before | after | evidence | re-measure |",
         "|---|---|---|---|---|---|",
     ]
     for item in changes.items:
@@ -49,54 +64,54 @@ def _articles(m: MachineReport) -> list[str]:
         return []
     out = ["", "### Articles: their examples as written", "", ARTICLES_NOTE]
     for section in m.articles:
-        out += ["", f"#### {section.article.number}: {section.article.title}"]
+        out += ["", f"#### {section.article.number}: {section.article.title}", ""]
         for ex in section.examples:
-            out += ["", f"**{ex.example.variant}**: {describe(ex.example)}", ""]
-            out += [f"- the article: {ex.example.says}"]
-            out += [
-                f"- finding on {', '.join(map(escape, tags))}: {escape(text)}"
+            found = "; ".join(
+                f"on {escape(span(tags, m.releases))}: {escape(text)}"
                 for text, tags in ex.findings
-            ]
-            heads = ["release", "as written", *(i.label for i, _ in ex.isolating)]
-            out += ["", "| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
-            for k, lit in enumerate(ex.literal):
-                verdicts = [LEAK_WORD[v[k]] for _, v in ex.isolating]
-                out.append(
-                    "| " + " | ".join([escape(lit.release), escape(lit.text()), *verdicts]) + " |"
-                )
+            )
+            out.append(
+                f"- **{ex.example.variant}** ({escape(describe(ex.example))}). The article: "
+                f"{ex.example.says}. Found {found}."
+            )
+        heads = ["release", *(ex.example.variant for ex in section.examples)]
+        out += ["", "| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
+        for k, tag in enumerate(m.releases):
+            cells = [escape(ex.literal[k].text()) for ex in section.examples]
+            out.append("| " + " | ".join([escape(label(tag)), *cells]) + " |")
     return out
 
 
-def _machine(m: MachineReport) -> list[str]:
-    releases = [escape(label(r)) for r in m.releases]
-    out = [
-        f"## Machine {escape(m.name)}",
-        "",
-        f"Releases: {', '.join(releases) or 'none'}",
-        "",
-        "### Verdicts",
-        "",
-    ]
+def _newest(m: MachineReport) -> list[str]:
+    s = m.summary
+    if s.newest is None:
+        return []
+    pair = s.newest.pair
+    out = ["", f"### Newest release: {' -> '.join(escape(label(t)) for t in pair)}", ""]
+    out += _changes(s.newest)
+    if not s.remeasured:
+        command = shlex.join(["tfbench", "gate", *pair, "--machine", m.name])
+        out += ["", f"Not re-measured on this machine yet: `{command}`"]
+    return out
+
+
+def _claims(m: MachineReport) -> list[str]:
+    out = ["", "### Claims", ""]
+    newest = escape(label(m.releases[-1])) if m.releases else None
     for v in m.verdicts:
         word, parts = verdict_parts(v)
-        newest = f"**{word}** on {releases[-1]}" if m.releases else "**no data**"
+        head = f"**{word}** on {newest}" if newest else "**no data**"
         out.append(
-            f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([newest, *map(escape, parts)])
+            f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([head, *map(escape, parts)])
         )
-    out += ["", "### Newest release, re-measured (`tfbench gate`)", ""]
-    if m.gate_run:
-        out += _changes(m.gate_run)
-    elif newest_pair(m.releases):
-        command = shlex.join(["tfbench", "gate", *newest_pair(m.releases), "--machine", m.name])
-        out.append(f"Not re-measured on this machine yet: `{command}`")
-    else:
-        out.append("Needs two releases.")
-    out += ["", "### What changed between adjacent releases (the gate's rules)", ""]
-    for changes in reversed(m.changes):
-        out += [f"#### {' -> '.join(map(escape, changes.pair))}", "", *_changes(changes), ""]
-    out += _articles(m)
+    return out
+
+
+def _families(m: MachineReport) -> list[str]:
+    releases = [escape(label(r)) for r in m.releases]
+    out = ["", "### Families, point by point", "", EXPLAIN]
     for family in m.families:
-        out += ["", f"### {escape(family.name)}", ""]
+        out += ["", f"#### {escape(family.name)}", ""]
         if family.empty:
             out += [f"{NO_VALUE}: {escape('; '.join(family.empty))}", ""]
         if not family.rows:
@@ -110,9 +125,25 @@ def _machine(m: MachineReport) -> list[str]:
     return out
 
 
+def _machine(m: MachineReport) -> list[str]:
+    releases = [escape(label(r)) for r in m.releases]
+    out = [f"## Machine {escape(m.name)}", "", f"Releases: {', '.join(releases) or 'none'}"]
+    out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
+    out += _newest(m)
+    out += _claims(m)
+    out += _articles(m)
+    out += ["", "### What changed between adjacent releases (the gate's rules)"]
+    for changes in reversed(m.changes):
+        pair = " -> ".join(escape(label(t)) for t in changes.pair)
+        out += ["", f"#### {pair}", "", *_changes(changes)]
+    return out + _families(m)
+
+
 def render(report: Report) -> str:
-    out = ["# tfbench release report", "", EXPLAIN, ""]
-    out += [f"- unreadable results file skipped: {escape(p)}" for p in report.problems]
+    out = ["# tfbench release report"]
     for machine in report.machines:
-        out += _machine(machine)
+        out += ["", *_machine(machine)]
+    if report.problems:
+        out += ["", "## Results files skipped", ""]
+        out += [f"- {escape(p)}" for p in report.problems]
     return "\n".join(out) + "\n"

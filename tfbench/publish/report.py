@@ -1,19 +1,27 @@
-"""The release report, computed once as data; tfbench.publish.markdown and .html render it.
+"""The release report, computed once as data; tfbench.publish.markdown and .html render it,
+and `as_json` gives it to other tools (`tfbench report --json`).
 
-Per machine: a verdict per seed-article claim, release by release (with the reason where a
-release has no value); what changed between adjacent releases by the gate's rules, and the
-newest pair as `tfbench gate` re-measured it (tfbench.publish.changes); per family, plots across
-releases and a table of grid points x releases: time per iteration, peak increase, growth
-per iteration, leak/flat, each with its ratio to the previous release.
+Per machine, in reading order: a summary (the newest release against the one it is
+compared with: how many points got worse or better, common shifts, leaks that appeared or
+went away, claims whose verdict changed); that pair's rows, as `tfbench gate` re-measured
+them or by the gate's rules on the history (tfbench.publish.changes); a verdict per
+seed-article claim, release by release (with a one-line reason where a release has no
+value); the articles' examples; what changed between adjacent releases; per family, plots
+across releases and a table of grid points x releases.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from tfbench.publish import changes, claims, families, findings
+from tfbench.gate.rules import Change
+from tfbench.history.releases import label, newest_pair
+from tfbench.publish import changes, claims, families, findings, reasons
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
+
+NAMED = 4  # points named in a summary line; the rest counted
 
 NO_VALUE = "No value on any release here (skipped or failed: asv's log has the reason)"
 EXPLAIN = (
@@ -72,12 +80,39 @@ class FamilySection:
 
 
 @dataclass(frozen=True)
+class Summary:
+    newest: changes.Changes | None  # None: fewer than two releases
+    remeasured: bool  # by `tfbench gate`; else by the gate's rules on the history
+    claims_changed: list[tuple[claims.Claim, bool | None, bool | None]]
+
+    def _rows(self, metric: str, direction: str) -> list[Change]:
+        rows = self.newest.rows if self.newest else []
+        return [r for r in rows if r.direction == direction and r.metric.startswith(metric)]
+
+    @property
+    def worse(self) -> list[Change]:
+        return self._rows("", "worse")
+
+    @property
+    def better(self) -> list[Change]:
+        return self._rows("", "better")
+
+    @property
+    def leaks_appeared(self) -> list[Change]:
+        return self._rows("track_leak", "worse")
+
+    @property
+    def leaks_gone(self) -> list[Change]:
+        return self._rows("track_leak", "better")
+
+
+@dataclass(frozen=True)
 class MachineReport:
     name: str
     releases: list[str]
+    summary: Summary
     verdicts: list[claims.Verdict]
     changes: list[changes.Changes]  # adjacent releases, oldest first, from the history
-    gate_run: changes.Changes | None  # the newest pair, re-measured by `tfbench gate`
     articles: list[findings.ArticleSection]
     families: list[FamilySection]
 
@@ -135,18 +170,76 @@ def _family(family: families.Family, machine: MachineResults) -> FamilySection:
     return FamilySection(family.name, rows, [family.label(c) for c in empty], plots)
 
 
+def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Verdict]) -> Summary:
+    """The newest pair: as `tfbench gate` re-measured it where that run is kept, else by
+    the gate's rules on the history; and the claims whose verdict differs between them."""
+    pair = newest_pair(machine.releases)
+    if pair is None:
+        return Summary(None, False, [])
+    kept = changes.kept_run(data, machine, data.results_dir) if data.results_dir else None
+    newest = kept or changes.recorded(data, machine, pair)
+    changed = []
+    for v in verdicts:
+        held = {o.release: o.holds for o in v.outcomes}
+        if held.get(pair[0]) != held.get(pair[1]):
+            changed.append((v.claim, held.get(pair[0]), held.get(pair[1])))
+    return Summary(newest, kept is not None, changed)
+
+
 def _machine(data: Data, machine: MachineResults) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
+    verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS]
     return MachineReport(
         machine.machine,
         list(machine.releases),
-        [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS],
+        _summary(data, machine, verdicts),
+        verdicts,
         changes.history_changes(data, machine),
-        changes.kept_run(data, machine, data.results_dir) if data.results_dir else None,
         findings.sections(by_name, machine),
         [_family(f, machine) for f in fams],
     )
+
+
+def _names(rows: list[Change]) -> str:
+    named = ", ".join(r.name for r in rows[:NAMED])
+    return named + (f" and {len(rows) - NAMED} more" if len(rows) > NAMED else "")
+
+
+WORD = {True: "holds", False: "does not hold", None: "no value"}
+
+
+def summary_lines(s: Summary) -> list[str]:
+    """The summary as plain sentences (3-8), for either renderer."""
+    if s.newest is None:
+        return ["Fewer than two releases: nothing to compare yet."]
+    old, new = s.newest.pair
+    how = "re-measured by `tfbench gate`" if s.remeasured else "by the gate's rules on the history"
+    lines = [
+        f"{label(new)} against {label(old)} ({how}): {len(s.worse)} point(s) worse and "
+        f"{len(s.better)} better beyond the floors."
+    ]
+    lines += [f"Common to most points: {shift.text()}." for shift in s.newest.shifts]
+    appeared, gone = s.leaks_appeared, s.leaks_gone
+    if appeared or gone:
+        lines.append(
+            f"Leaks that appeared: {_names(appeared) or 'none'}. "
+            f"Leaks that went away: {_names(gone) or 'none'}."
+        )
+    else:
+        lines.append("No leak appeared or went away.")
+    if s.claims_changed:
+        lines += [
+            f"Claim changed: {c.text}: {WORD[a]} on {old}, {WORD[b]} on {new}."
+            for c, a, b in s.claims_changed
+        ]
+    else:
+        lines.append("No claim's verdict changed.")
+    worse = [r for r in s.worse if not r.metric.startswith("track_leak")]
+    lines.append(
+        f"Worse: {_names(worse)}." if worse or appeared else "Nothing measured here got worse."
+    )
+    return lines
 
 
 def build(data: Data) -> Report:
@@ -171,5 +264,64 @@ def verdict_parts(verdict: claims.Verdict) -> tuple[str, list[str]]:
         key = "no value on" if o.holds is None else "holds on" if o.holds else "does not hold on"
         groups[key].append(o.release + ratio)
     parts = [f"{k} {', '.join(v)}" for k, v in groups.items() if v]
-    parts += [f"why: {r}" for r in verdict.reasons]
+    missing = [(o.release, o.reason) for o in verdict.outcomes if o.reason]
+    releases = [o.release for o in verdict.outcomes]
+    parts += [f"why {why}" for why in reasons.by_release(missing, releases)]
     return word, parts
+
+
+def _change(r: Change) -> dict[str, Any]:
+    return dict(r.as_json(), name=r.name)
+
+
+def _changes(c: changes.Changes | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "pair": list(c.pair),
+        "source": c.source,
+        "shifts": [s.as_json() | {"text": s.text()} for s in c.shifts],
+        "rows": [_change(r) for r in c.rows],
+    }
+
+
+def as_json(report: Report) -> dict[str, Any]:
+    """The summary and the findings as data (`tfbench report --json`): for CI job
+    summaries and other tools."""
+    machines = []
+    for m in report.machines:
+        s = m.summary
+        machines.append(
+            {
+                "machine": m.name,
+                "releases": [{"tag": t, "candidate": label(t) != t} for t in m.releases],
+                "summary": {
+                    "lines": summary_lines(s),
+                    "newest": _changes(s.newest),
+                    "remeasured": s.remeasured,
+                    "leaks_appeared": [r.name for r in s.leaks_appeared],
+                    "leaks_gone": [r.name for r in s.leaks_gone],
+                    "claims_changed": [
+                        {"claim": c.text, "before": a, "after": b} for c, a, b in s.claims_changed
+                    ],
+                },
+                "claims": [
+                    {"claim": v.claim.text, "article": v.claim.article}
+                    | dict(zip(("newest", "releases"), verdict_parts(v)))
+                    for v in m.verdicts
+                ],
+                "articles": [
+                    {
+                        "article": a.article.title,
+                        "examples": [
+                            {"example": e.example.variant, "says": e.example.says}
+                            | {"findings": [{"finding": f, "releases": t} for f, t in e.findings]}
+                            for e in a.examples
+                        ],
+                    }
+                    for a in m.articles
+                ],
+                "changes": [_changes(c) for c in m.changes],
+            }
+        )
+    return {"problems": report.problems, "machines": machines}
