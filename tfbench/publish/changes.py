@@ -30,15 +30,52 @@ class Item:
 
 
 @dataclass(frozen=True)
+class PointChanges:
+    """Every row of one grid point (its step's and its probe's metrics): one finding."""
+
+    name: str  # family(param values), e.g. loops.MatrixPower('numpy', 'none', 64, 100, 'CPU')
+    items: list[Item]
+    command: str  # re-measures every metric of the point with `tfbench gate`
+
+    @property
+    def direction(self) -> str:
+        directions = {i.row.direction for i in self.items}
+        return directions.pop() if len(directions) == 1 else "mixed"
+
+
+@dataclass(frozen=True)
 class Changes:
     pair: tuple[str, str]
     items: list[Item]  # the rows, a shifted metric's only where a point differs from it
     source: str  # where the rows come from
+    machine: str
     shifts: tuple[Shift, ...] = ()  # metrics that moved in common (tfbench.gate.shifts)
 
     @property
     def rows(self) -> list[Change]:
         return [i.row for i in self.items]
+
+    @property
+    def points(self) -> list[PointChanges]:
+        """The rows by grid point, worse first: a pattern that starts leaking changes its
+        growth, its verdict and its peak, one cause."""
+        grouped: dict[tuple[str, str], list[Item]] = {}
+        for item in self.items:
+            family = item.row.benchmark.rpartition(".")[0].removesuffix("Costs")
+            grouped.setdefault((family, ", ".join(item.row.params.values())), []).append(item)
+        found = [
+            PointChanges(f"{family}({combo})", items, self._command(family, combo))
+            for (family, combo), items in grouped.items()
+        ]
+        return sorted(found, key=lambda p: ({"worse": 0, "mixed": 1}.get(p.direction, 2), p.name))
+
+    def _command(self, family: str, combo: str) -> str:
+        """asv's --bench for every benchmark of the point: its step's and its probe's."""
+        point = point_pattern(f"{family}COSTS.METHOD({combo})")
+        point = point.replace("COSTS", "(Costs)?").replace("METHOD", r"\w+")
+        return shlex.join(
+            ["tfbench", "gate", *self.pair, "--machine", self.machine, "--bench", point]
+        )
 
 
 def graph_url(row: Change, machine: str) -> str:
@@ -68,7 +105,9 @@ def recorded(data: Data, machine: MachineResults, pair: tuple[str, str]) -> Chan
     """A pair of releases by the gate's rules on the history, common shifts told once."""
     sides = machine.sides[pair[0]], machine.sides[pair[1]]
     found, rows = shifts.compare(data.benchmarks, *sides)
-    return Changes(pair, _items(rows, machine.machine, pair), HISTORY, tuple(found))
+    return Changes(
+        pair, _items(rows, machine.machine, pair), HISTORY, machine.machine, tuple(found)
+    )
 
 
 def history_changes(data: Data, machine: MachineResults) -> list[Changes]:
@@ -98,7 +137,8 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
         r for _, differ in found for r in differ
     ]
     shown = sorted(rows, key=lambda r: (r.direction != "worse", r.name))
-    return Changes(pair, _items(shown, machine.machine, pair), source, tuple(s for s, _ in found))
+    items = _items(shown, machine.machine, pair)
+    return Changes(pair, items, source, machine.machine, tuple(s for s, _ in found))
 
 
 def _shift(data: Data, s: dict) -> tuple[Shift, list[Change]]:

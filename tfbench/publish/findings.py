@@ -305,15 +305,12 @@ def finding(
     if not lit.measured:
         return "not measured"
     if example.expects in ("leak", "flat"):
-        what = f"leaks ({format_bytes(lit.growth)}/call)" if lit.leak else "does not grow"
+        what = "leaks" if lit.leak else "does not grow"
         grows = lit.ops_per_call is not None and lit.ops_per_call >= GRAPH_GROWTH
         if lit.leak and grows:
             what += f", from graph growth (+{lit.ops_per_call:g} ops/call)"
         elif grows:  # too little per call for the probe's window to call it a leak
-            what = (
-                f"no leak verdict, but its graph grows (+{lit.ops_per_call:g} ops, "
-                f"{format_bytes(lit.growth)} per call)"
-            )
+            what = f"no leak verdict, but its graph grows (+{lit.ops_per_call:g} ops/call)"
         agrees = lit.leak == (example.expects == "leak")
         out = f"{what}: {'as the article says' if agrees else 'contrary to the article'}"
         first = example.isolating[0].label if example.isolating else None
@@ -329,15 +326,17 @@ def finding(
     mine, theirs = getattr(lit, metric), getattr(other, metric)
     if mine is None or theirs is None:
         return f"no {metric} to compare with {example.than}"
-    if metric == "peak":
-        below = mine + MiB < theirs
-        above = mine > theirs + MiB
-        size = f"peak +{format_bytes(mine)} vs +{format_bytes(theirs)} for {example.than}"
+    if metric == "peak":  # the figures are in the table: the finding names the relation
+        below, above = mine + MiB < theirs, mine > theirs + MiB
     else:
         below, above = mine < theirs / 1.1, mine > theirs * 1.1
-        size = f"x{mine / theirs:.2f} the time of {example.than}"
+    relation = "lower" if below else "higher" if above else "about the same"
+    than = "as" if relation == "about the same" else "than"
     holds = below if example.expects.startswith("lower") else above
-    return f"{size}: {'as the article says' if holds else 'contrary to the article'}"
+    return (
+        f"{relation} {metric} {than} {example.than}: "
+        f"{'as the article says' if holds else 'contrary to the article'}"
+    )
 
 
 ARTICLES_NOTE = (

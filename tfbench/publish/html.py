@@ -20,7 +20,6 @@ from tfbench.publish.report import (
     summary_lines,
     verdict_parts,
 )
-from tfbench.units import format_value
 
 COLORS = [
     "#1f77b4",
@@ -143,16 +142,18 @@ def _changes(changes: Changes) -> list[str]:
         other = "other " * bool(changes.shifts)
         return [*out, f"<p>No {other}change beyond the floors.</p>"]
     out.append(
-        '<table class="gate"><tr><th>point</th><th>direction</th><th>before</th>'
-        "<th>after</th><th>evidence</th><th>re-measure</th></tr>"
+        '<table class="gate"><tr><th>point</th><th>direction</th><th>what changed</th>'
+        "<th>re-measure</th></tr>"
     )
-    for item in changes.items:
-        r = item.row
+    for point in changes.points:
+        what = "<br>".join(
+            f'<a href="{html.escape(i.url)}">{html.escape(i.row.metric)}</a>: '
+            f"{html.escape(i.row.evidence)}"
+            for i in point.items
+        )
         out.append(
-            f'<tr><td><a href="{html.escape(item.url)}">{html.escape(r.name)}</a></td>'
-            f"<td>{r.direction}</td><td>{format_value(r.before, r.unit)}</td>"
-            f"<td>{format_value(r.after, r.unit)}</td><td>{html.escape(r.evidence)}</td>"
-            f"<td><code>{html.escape(item.command)}</code></td></tr>"
+            f"<tr><td>{html.escape(point.name)}</td><td>{point.direction}</td><td>{what}</td>"
+            f"<td><code>{html.escape(point.command)}</code></td></tr>"
         )
     out.append("</table>")
     return out
@@ -244,7 +245,7 @@ def _machine(m: MachineReport) -> list[str]:
     out.append('<h3 id="changes">What changed between adjacent releases (the gate\'s rules)</h3>')
     for changes in reversed(m.changes):
         pair = " &rarr; ".join(html.escape(release_label(t)) for t in changes.pair)
-        count = f"{len(changes.items)} row(s)" + ", a common shift" * bool(changes.shifts)
+        count = f"{len(changes.points)} point(s)" + ", a common shift" * bool(changes.shifts)
         out.append(f"<details><summary>{pair}: {count}</summary>")
         out += [*_changes(changes), "</details>"]
     out.append(f'<h3 id="families">Families, point by point</h3><p>{html.escape(EXPLAIN)}</p>')

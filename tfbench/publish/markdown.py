@@ -23,7 +23,6 @@ from tfbench.publish.report import (
     summary_lines,
     verdict_parts,
 )
-from tfbench.units import format_value
 
 _SPECIAL = re.compile(r"([\\`*\[\]|])")
 
@@ -37,25 +36,14 @@ def _changes(changes: Changes) -> list[str]:
     out = [f"From {changes.source}."]
     out += [f"Common to most points: {escape(shift.text())}." for shift in changes.shifts]
     if not changes.items:
-        return [
-            *out,
-            "",
-            "No other change beyond the floors."
-            if changes.shifts
-            else "No change beyond the floors.",
-        ]
-    out += [
-        "",
-        "| point | direction | before | after | evidence | re-measure |",
-        "|---|---|---|---|---|---|",
-    ]
-    for item in changes.items:
-        r = item.row
-        before, after = (format_value(v, r.unit) for v in (r.before, r.after))
-        out.append(
-            f"| [{escape(r.name)}]({item.url}) | {r.direction} | {before} | {after} | "
-            f"{escape(r.evidence)} | `{item.command}` |"
+        other = "other " * bool(changes.shifts)
+        return [*out, "", f"No {other}change beyond the floors."]
+    out += ["", "| point | direction | what changed | re-measure |", "|---|---|---|---|"]
+    for point in changes.points:
+        what = "; ".join(
+            f"[{escape(i.row.metric)}]({i.url}): {escape(i.row.evidence)}" for i in point.items
         )
+        out.append(f"| {escape(point.name)} | {point.direction} | {what} | `{point.command}` |")
     return out
 
 

@@ -214,7 +214,7 @@ def summary_lines(s: Summary) -> list[str]:
     if s.newest is None:
         return ["Fewer than two releases: nothing to compare yet."]
     old, new = s.newest.pair
-    how = "re-measured by `tfbench gate`" if s.remeasured else "by the gate's rules on the history"
+    how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
     lines = [
         f"{label(new)} against {label(old)} ({how}): {len(s.worse)} point(s) worse and "
         f"{len(s.better)} better beyond the floors."
@@ -258,14 +258,18 @@ def verdict_parts(verdict: claims.Verdict) -> tuple[str, list[str]]:
         if newest.holds
         else "FALSE"
     )
-    groups: dict[str, list[str]] = {"holds on": [], "does not hold on": [], "no value on": []}
+    groups: dict[str, list[claims.Outcome]] = {"holds": [], "does not hold": [], "no value": []}
     for o in verdict.outcomes:
-        ratio = f" (x{o.ratio:.2f})" if o.ratio is not None else ""
-        key = "no value on" if o.holds is None else "holds on" if o.holds else "does not hold on"
-        groups[key].append(o.release + ratio)
-    parts = [f"{k} {', '.join(v)}" for k, v in groups.items() if v]
-    missing = [(o.release, o.reason) for o in verdict.outcomes if o.reason]
+        groups[WORD[o.holds]].append(o)
     releases = [o.release for o in verdict.outcomes]
+    parts = []
+    for key, found in groups.items():
+        if not found:
+            continue
+        ratios = [o.ratio for o in found if o.ratio is not None]
+        spread = f" (x{min(ratios):.2f}-x{max(ratios):.2f})" if ratios else ""
+        parts.append(f"{key} on {reasons.span([o.release for o in found], releases)}{spread}")
+    missing = [(o.release, o.reason) for o in verdict.outcomes if o.reason]
     parts += [f"why {why}" for why in reasons.by_release(missing, releases)]
     return word, parts
 
