@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import sys
 import tempfile
 import tracemalloc
@@ -36,6 +37,7 @@ from tfbench.targets import ROOT, Target, portable
 FRAMES = 12  # tracemalloc's depth: enough to reach the step's own line from inside NumPy
 TOP = 5
 SITE_FLOOR = 64  # bytes per call: below, an allocation site is the interpreter's own churn
+NATIVE_CALLS = 20
 # Files that are the harness, not the step: never named as where memory is allocated.
 HARNESS = tuple(str(ROOT / "tfbench" / part) for part in ("measure", "explain", "targets.py"))
 PYTHON_ALLOCATORS = ("PyDataMem", "PyObject_", "PyMem_", "_PyObject", "_PyMem")
@@ -95,6 +97,18 @@ def _per_call(after: dict, before: dict, calls: int) -> dict[str, float | None]:
     }
 
 
+def _sites(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot) -> tuple[int, Counter]:
+    """The net bytes allocated between the snapshots, and the growth by the step's line."""
+    ours = [tracemalloc.Filter(False, tracemalloc.__file__)]  # the snapshots' own
+    total, by_site = 0, Counter()
+    for diff in last.filter_traces(ours).compare_to(first.filter_traces(ours), "traceback"):
+        total += diff.size_diff
+        if diff.size_diff > 0:
+            frames = [(f.filename, f.lineno) for f in reversed(diff.traceback)]
+            by_site[_steps_frame(frames)] += diff.size_diff
+    return total, by_site
+
+
 def python_window(step, calls: int, device: str) -> dict[str, Any]:
     """Objects, allocation sites and TensorFlow's state, before and after `calls` calls."""
     counted, state = objects(), tf_state(device)
@@ -107,18 +121,12 @@ def python_window(step, calls: int, device: str) -> dict[str, Any]:
         last = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
-    ours = [tracemalloc.Filter(False, tracemalloc.__file__)]  # the snapshots' own
-    diffs = last.filter_traces(ours).compare_to(first.filter_traces(ours), "traceback")
-    del first, last  # their traces are objects too: not the step's
+    total, by_site = _sites(first, last)
+    del first, last  # their traces are objects too, not the step's: gone before the census
     grown = objects() - counted
-    by_site: Counter = Counter()
-    for diff in diffs:
-        if diff.size_diff > 0:
-            frames = [(f.filename, f.lineno) for f in reversed(diff.traceback)]
-            by_site[_steps_frame(frames)] += diff.size_diff
     sites = [(w, b / calls) for w, b in by_site.most_common(TOP) if b / calls >= SITE_FLOOR]
     return {
-        "python_bytes_per_call": sum(d.size_diff for d in diffs) / calls,
+        "python_bytes_per_call": total / calls,
         "sites": [{"where": w, "bytes_per_call": b} for w, b in sites],
         "objects": [
             {"type": t, "per_call": n / calls}
@@ -127,6 +135,16 @@ def python_window(step, calls: int, device: str) -> dict[str, Any]:
         ],
         "tf": _per_call(tf_state(device), state, calls),
     }
+
+
+NESTED = re.compile(r"<[^<>]*>|\([^()]*\)")
+
+
+def _short(symbol: str) -> str:
+    """A C++ symbol without its template and parameter lists: llvm::DenseMapBase::grow."""
+    while NESTED.search(symbol):
+        symbol = NESTED.sub("", symbol)
+    return symbol
 
 
 def _allocator(symbol: str) -> bool:
@@ -145,8 +163,10 @@ def _memray(extra_path: str | None):
 
 
 def native_window(step, calls: int, extra_path: str | None) -> dict[str, Any]:
-    """memray's allocations made in `calls` calls and never freed, by where they came from
-    (the step's Python line and the first native function that is no allocator)."""
+    """memray's allocations made in `calls` calls (NATIVE_CALLS at most: memray unwinds the
+    native stack of every allocation) and never freed, by where they came from (the step's
+    Python line and the first native function that is no allocator)."""
+    calls = min(calls, NATIVE_CALLS)
     try:
         memray = _memray(extra_path)
     except ImportError as e:
@@ -165,7 +185,7 @@ def native_window(step, calls: int, extra_path: str | None) -> dict[str, Any]:
                 if any(s.startswith(PYTHON_ALLOCATORS) for s in natives):
                     continue  # a Python object's memory: tracemalloc's layer
                 code = [(file, line) for _, file, line in r.stack_trace(max_stacks=FRAMES)]
-                first = next((s for s in natives if not _allocator(s)), "?")
+                first = _short(next((s for s in natives if not _allocator(s)), "?"))
                 where[f"{_steps_frame(code)} ({first})"] += r.size
     stacks = [(w, b / calls) for w, b in where.most_common(TOP) if b / calls >= SITE_FLOOR]
     return {
