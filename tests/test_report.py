@@ -186,3 +186,25 @@ def test_the_report_as_json_carries_the_summary_and_findings():
     assert machine["summary"]["leaks_gone"] == ["fam.PatternCosts.track_leak('leaky', 'CPU')"]
     assert machine["summary"]["newest"]["pair"] == ["v1.1.0", "v1.2.0"]
     assert [c["pair"] for c in machine["changes"]] == [["v1.0.0", "v1.1.0"], ["v1.1.0", "v1.2.0"]]
+
+
+def test_why_a_leaking_point_leaks_comes_from_the_kept_explanations(tmp_path, monkeypatch):
+    from tfbench.publish import explained, families
+
+    monkeypatch.setattr(families, "scenario_of", lambda family, combo: ("fam.leaky", {}))
+    d = data(leak=(1, 1, 1))
+    d.results_dir = tmp_path
+    point = "fam.Pattern('leaky', 'CPU')"
+    (m,) = report.build(d).machines
+    assert m.why == {point: None}
+    assert "not explained on this machine yet: `tfbench explain --leaking --machine box`" in (
+        markdown.render(report.build(d))
+    )
+    line = "LEAK, RSS 64 KiB/call: Python objects hold it"
+    explained.write(tmp_path, "box", "v1.2.0", {point: {"status": "ok", "conclusion": line}})
+    (m,) = report.build(d).machines
+    assert m.why == {point: line}
+    assert f"- {point}: {line}" in markdown.render(report.build(d)).replace("\\\\", "")
+    (tmp_path / "explain" / "box" / "v1.2.0.json").write_text("[1]")
+    built = report.build(d)
+    assert built.machines[0].why == {point: None} and "v1.2.0.json" in built.problems[0]

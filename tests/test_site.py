@@ -18,7 +18,7 @@ import pytest
 from asv.config import Config
 from conftest import scratch_asv_conf
 
-from tfbench.history.releases import ROOT, tracked_versions
+from tfbench.history.releases import ROOT, label, tracked_versions
 from tfbench.history.repo import history_tags
 from tfbench.publish import assets, changes, claims, results, site
 
@@ -88,7 +88,19 @@ def test_report_lists_every_scenario_and_verdict(published):
     for scenario_id in scenarios.CATALOG:
         assert f"variant={scenario_id.split('.', 1)[1]}" in text, scenario_id
     assert text.count("- [") >= len(claims.CLAIMS)
-    assert "**TRUE** on v2.21.0" in text and "**FALSE** on v2.21.0" in text
+    newest = label(RELEASES[-1])
+    assert f"**TRUE** on {newest}" in text and f"**FALSE** on {newest}" in text
+
+
+def test_the_report_reads_in_a_minute(published):
+    """A summary first, no traceback anywhere, and a length a person reads."""
+    text = (published / "html" / "report.md").read_text()
+    assert len(text.splitlines()) <= 350
+    head, _, rest = text.partition("### Summary")
+    assert rest and len(head) < 400
+    summary = rest.split("\n###", 1)[0]
+    assert 3 <= summary.count("\n- ") <= 8
+    assert "Traceback" not in text and 'File "' not in text and str(ROOT) not in text
 
 
 def test_report_commands_select_exactly_their_row(published):
@@ -180,7 +192,7 @@ def served(published):
     server.shutdown()
 
 
-def chromium(url: str, screenshot: str) -> str:
+def chromium(url: str, screenshot: str, size: str = "1400,1000") -> str:
     """The DOM after the page's scripts ran; a screenshot beside it. Every host but localhost
     resolves to nothing: the page cannot reach the internet."""
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -193,7 +205,7 @@ def chromium(url: str, screenshot: str) -> str:
         "--disable-gpu",
         "--disable-dev-shm-usage",
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-        "--window-size=1400,1000",
+        f"--window-size={size}",
         "--virtual-time-budget=20000",
     ]
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -217,8 +229,21 @@ def test_summary_grid_loads_offline(served):
 @pytest.mark.browser
 def test_graph_shows_release_tags(served):
     dom = chromium(f"{served}/index.html#loops.MatrixPower.time_step", "graph.png")
-    shown = set(re.findall(r">(v2\.\d+\.\d+)</div>", dom))
+    shown = set(re.findall(r">(v2\.\d+\.\d+(?:rc\d+)?)</div>", dom))
     assert shown == set(RELEASES), shown
+
+
+@pytest.mark.browser
+def test_the_reports_first_screen_is_its_summary(served):
+    """At 1280x800 the page opens on the summary: above it only the title, the link back,
+    the machine's name and its releases; no traceback anywhere."""
+    dom = chromium(f"{served}/report.html", "report-first-screen.png", "1280,800")
+    body = dom.split("<body>", 1)[1]
+    head, _, rest = body.partition('<section class="summary">')
+    assert rest, "no summary"
+    assert len(re.sub(r"<[^>]+>", "", head)) < 300
+    assert 3 <= rest.split("</section>", 1)[0].count("<li>") <= 8
+    assert "Traceback" not in dom and "File &quot;" not in dom and 'File "' not in dom
 
 
 @pytest.mark.browser

@@ -53,21 +53,22 @@ def families(benchmarks: dict[str, dict]) -> list[Family]:
     return [found[k] for k in sorted(found)]
 
 
-def scenario_point(family: Family, combo: tuple[str, ...]) -> bool:
-    """Whether a CPU grid point is one a scenario has (NumPy under a tape is not); a
-    scenario without a device param (an article's example) runs on the default device."""
+def scenario_of(family: Family, combo: tuple[str, ...]) -> tuple[str, dict] | None:
+    """The catalog scenario and params of a CPU grid point, None where no scenario has it
+    (NumPy under a tape); a scenario without a device param (an article's example) runs
+    on the default device."""
     params = {n: ast.literal_eval(v) for n, v in zip(family.param_names, combo)}
     variant = params.pop("variant")
     if params.get("device", "CPU") != "CPU":
-        return False
+        return None
     for sid, scenario in scenarios.CATALOG.items():
         if sid.split(".", 1)[1] == variant:
             try:
                 scenario.bind(params)
-                return True
+                return sid, params
             except scenarios.ParamError:
                 continue
-    return False
+    return None
 
 
 def rows(
@@ -83,7 +84,7 @@ def rows(
             for tag in machine.releases
         ):
             measured.append(combo)
-        elif scenario_point(family, combo):
+        elif scenario_of(family, combo):
             empty.append(combo)
     return measured, empty
 

@@ -9,7 +9,7 @@ import shlex
 
 from tfbench.history.releases import label as release_label
 from tfbench.publish.changes import Changes
-from tfbench.publish.findings import ARTICLES_NOTE, LEAK_WORD, describe
+from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, describe
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
     EXPLAIN,
@@ -174,10 +174,13 @@ def _articles(m: MachineReport) -> list[str]:
                 f"on {html.escape(span(tags, m.releases))}: {html.escape(text)}"
                 for text, tags in ex.findings
             )
+            why = m.why.get(f"{FAMILY}('{ex.example.variant}')")
+            newest = html.escape(release_label(m.releases[-1])) if m.releases else ""
+            why = f" Why on {newest}: {html.escape(why)}." if why else ""
             out.append(
                 f"<li><strong>{html.escape(ex.example.variant)}</strong> "
                 f"({html.escape(describe(ex.example))}). The article: "
-                f"{html.escape(ex.example.says)}. Found {found}.</li>"
+                f"{html.escape(ex.example.says)}. Found {found}.{why}</li>"
             )
         heads = "".join(f"<th>{html.escape(ex.example.variant)}</th>" for ex in section.examples)
         out.append(f"</ul><table><tr><th>release</th>{heads}</tr>")
@@ -221,6 +224,28 @@ def _newest(m: MachineReport) -> list[str]:
     return out
 
 
+def _why(m: MachineReport) -> list[str]:
+    if not m.why:
+        return []
+    newest = html.escape(release_label(m.releases[-1]))
+    out = [
+        f'<h3 id="why">Why they leak on {newest}</h3><p>As <code>tfbench explain</code> read it, '
+        "in a traced run of its own.</p>"
+    ]
+    if not any(m.why.values()):
+        command = shlex.join(["tfbench", "explain", "--leaking", "--machine", m.name])
+        return [
+            *out,
+            f"<p>{len(m.why)} point(s) leak; not explained on this machine yet: "
+            f"<code>{html.escape(command)}</code></p>",
+        ]
+    items = "".join(
+        f"<li>{html.escape(name)}: {html.escape(why or 'not explained')}</li>"
+        for name, why in m.why.items()
+    )
+    return [*out, f"<ul>{items}</ul>"]
+
+
 def _claims(m: MachineReport) -> list[str]:
     out = ['<h3 id="claims">Claims</h3><ul>']
     for v in m.verdicts:
@@ -241,7 +266,7 @@ def _claims(m: MachineReport) -> list[str]:
 def _machine(m: MachineReport) -> list[str]:
     releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
-    out += _summary(m) + _newest(m) + _claims(m) + _articles(m)
+    out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _articles(m)
     out.append('<h3 id="changes">What changed between adjacent releases (the gate\'s rules)</h3>')
     for changes in reversed(m.changes):
         pair = " &rarr; ".join(html.escape(release_label(t)) for t in changes.pair)

@@ -13,7 +13,7 @@ import shlex
 
 from tfbench.history.releases import label
 from tfbench.publish.changes import Changes
-from tfbench.publish.findings import ARTICLES_NOTE, describe
+from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, describe
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
     EXPLAIN,
@@ -58,9 +58,11 @@ def _articles(m: MachineReport) -> list[str]:
                 f"on {escape(span(tags, m.releases))}: {escape(text)}"
                 for text, tags in ex.findings
             )
+            why = m.why.get(f"{FAMILY}('{ex.example.variant}')")
+            why = f" Why on {escape(label(m.releases[-1]))}: {escape(why)}." if why else ""
             out.append(
                 f"- **{ex.example.variant}** ({escape(describe(ex.example))}). The article: "
-                f"{ex.example.says}. Found {found}."
+                f"{ex.example.says}. Found {found}.{why}"
             )
         heads = ["release", *(ex.example.variant for ex in section.examples)]
         out += ["", "| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
@@ -81,6 +83,22 @@ def _newest(m: MachineReport) -> list[str]:
         command = shlex.join(["tfbench", "gate", *pair, "--machine", m.name])
         out += ["", f"Not re-measured on this machine yet: `{command}`"]
     return out
+
+
+def _why(m: MachineReport) -> list[str]:
+    if not m.why:
+        return []
+    newest = escape(label(m.releases[-1]))
+    out = ["", f"### Why they leak on {newest} (`tfbench explain`: its own traced run)", ""]
+    if not any(m.why.values()):
+        command = shlex.join(["tfbench", "explain", "--leaking", "--machine", m.name])
+        return [
+            *out,
+            f"{len(m.why)} point(s) leak; not explained on this machine yet: `{command}`",
+        ]
+    return out + [
+        f"- {escape(name)}: {escape(why or 'not explained')}" for name, why in m.why.items()
+    ]
 
 
 def _claims(m: MachineReport) -> list[str]:
@@ -119,6 +137,7 @@ def _machine(m: MachineReport) -> list[str]:
     out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
     out += _newest(m)
     out += _claims(m)
+    out += _why(m)
     out += _articles(m)
     out += ["", "### What changed between adjacent releases (the gate's rules)"]
     for changes in reversed(m.changes):

@@ -17,7 +17,7 @@ from typing import Any
 
 from tfbench.gate.rules import Change
 from tfbench.history.releases import label, newest_pair
-from tfbench.publish import changes, claims, families, findings, reasons
+from tfbench.publish import changes, claims, explained, families, findings, reasons
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
@@ -111,6 +111,8 @@ class MachineReport:
     name: str
     releases: list[str]
     summary: Summary
+    # the newest release's leaking points -> why they leak (tfbench explain; None: not yet)
+    why: dict[str, str | None]
     verdicts: list[claims.Verdict]
     changes: list[changes.Changes]  # adjacent releases, oldest first, from the history
     articles: list[findings.ArticleSection]
@@ -190,10 +192,16 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
     verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS]
+    why: dict[str, str | None] = {}
+    if machine.releases:
+        newest = machine.releases[-1]
+        found = explained.read(data, machine.machine, newest)
+        why = {name: found.get(name) for name, _, _ in explained.leaking(data, machine, newest)}
     return MachineReport(
         machine.machine,
         list(machine.releases),
         _summary(data, machine, verdicts),
+        why,
         verdicts,
         changes.history_changes(data, machine),
         findings.sections(by_name, machine),
@@ -325,6 +333,7 @@ def as_json(report: Report) -> dict[str, Any]:
                     }
                     for a in m.articles
                 ],
+                "why": m.why,
                 "changes": [_changes(c) for c in m.changes],
             }
         )

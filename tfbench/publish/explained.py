@@ -1,0 +1,66 @@
+"""Why the leaking points of a release leak, as `tfbench explain --leaking` found it:
+RESULTS/explain/<machine>/<tag>.json, {"release": tag, "points": {point: explanation}},
+a point named as the report names it (family(param values)). The report gives each its
+one-line conclusion; untrusted input like any result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from tfbench.publish import families
+from tfbench.publish.results import Data, MachineResults
+
+FOLDER = "explain"
+
+
+def path(results_dir: Path, machine: str, tag: str) -> Path:
+    return results_dir / FOLDER / machine / f"{tag}.json"
+
+
+def point_name(family: families.Family, combo: tuple[str, ...]) -> str:
+    return f"{family.name}({', '.join(combo)})"
+
+
+def leaking(
+    data: Data, machine: MachineResults, tag: str
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """The CPU points whose probe calls them a leak on `tag`: (point, scenario, params)."""
+    found = []
+    for family in families.families(data.benchmarks):
+        for combo in itertools.product(*family.params):
+            if machine.value(family.benchmark("leak"), combo, tag) != 1:
+                continue
+            scenario = families.scenario_of(family, combo)
+            if scenario:
+                found.append((point_name(family, combo), *scenario))
+    return found
+
+
+def write(results_dir: Path, machine: str, tag: str, points: dict[str, dict]) -> Path:
+    kept = path(results_dir, machine, tag)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(json.dumps({"release": tag, "points": points}, indent=1) + "\n")
+    return kept
+
+
+def read(data: Data, machine: str, tag: str) -> dict[str, str]:
+    """Point -> the one line explaining it (its conclusion, or why there is none); a file
+    that cannot be read is a problem named in the report."""
+    if data.results_dir is None:
+        return {}
+    kept = path(data.results_dir, machine, tag)
+    try:
+        points = json.loads(kept.read_text())["points"]
+        return {
+            str(name): str(found.get("conclusion") or f"{found['status']}: {found.get('error')}")
+            for name, found in points.items()
+        }
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        data.problems.append(f"{kept}: {e}")
+        return {}
