@@ -6,9 +6,10 @@ import argparse
 import json
 
 from tfbench.cli import common, measure, output
+from tfbench.cli.common import Subcommands
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     b = sub.add_parser(
         "bisect",
         help="find the first release where a step's behaviour changes (leak, growth, peak "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from tfbench.cli.common import Subcommands
 
-def add(sub) -> None:
+
+def add(sub: Subcommands) -> None:
     sub.add_parser("list", help="show the scenario catalog").set_defaults(run=run)
 
 

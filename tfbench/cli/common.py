@@ -6,13 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tfbench.measure.steps import MAX_ITERATIONS
 from tfbench.units import MiB
 
+if TYPE_CHECKING:
+    from tfbench.targets import Target
+
 EXIT_BAD_INPUT = 2
 FLAVOURS = ("cpu", "gpu")
+Subcommands = argparse._SubParsersAction  # what each command's add() registers itself on
 
 
 class BadInput(Exception):
@@ -79,7 +83,7 @@ def params(pairs: list[str]) -> dict[str, str]:
     return found
 
 
-def target(text: str, given: list[str]):
+def target(text: str, given: list[str]) -> Target:
     """A scenario id with its --param values, or path/to/file.py::function."""
     from tfbench import scenarios
     from tfbench.targets import FunctionTarget, ScenarioTarget

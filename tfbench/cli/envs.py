@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tfbench.cli.common import BadInput
+from tfbench.cli.common import BadInput, Subcommands
 from tfbench.units import format_bytes
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     e = sub.add_parser("envs", help="the cached release environments: list, remove")
     e.add_argument("action", choices=("list", "remove"))
     e.add_argument("names", nargs="*", help="environments to remove, e.g. 2.12.1-cpu")

@@ -13,9 +13,10 @@ import argparse
 import json
 
 from tfbench.cli import common, measure, output
+from tfbench.cli.common import Subcommands
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     e = sub.add_parser(
         "explain",
         help="say why a step grows: the Python objects and allocation sites, TensorFlow's "

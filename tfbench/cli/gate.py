@@ -7,13 +7,18 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfbench.cli import common, output
+from tfbench.cli.common import Subcommands
+
+if TYPE_CHECKING:
+    from tfbench.gate.asvruns import Request
 
 EXIT_GATE_FAILED = 3
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     g = sub.add_parser(
         "gate",
         help="measure two releases in one session, interleaved, and list what changed "
@@ -47,12 +52,11 @@ def add(sub) -> None:
     g.set_defaults(run=run)
 
 
-def request(args: argparse.Namespace):
+def request(args: argparse.Namespace) -> Request:
     """The gate's request, every input checked."""
     from asv.machine import Machine
     from asv.util import UserError
 
-    from tfbench.gate.asvruns import Request
     from tfbench.history.asvconf import load_config
 
     config = common.config(args)
@@ -72,6 +76,8 @@ def request(args: argparse.Namespace):
         conf = load_config(config)
     except (ValueError, OSError, UserError) as e:
         raise common.BadInput(f"{config}: {e}") from None
+    from tfbench.gate.asvruns import Request
+
     old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
     return Request(
         config, conf, old, new, machine, args.bench, args.rounds, common.flavour(args),

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from tfbench.cli import common, output
+from tfbench.cli.common import Subcommands
+
+if TYPE_CHECKING:
+    from tfbench.sweep import Runner
+    from tfbench.targets import Target
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     m = sub.add_parser(
         "measure", help="measure a scenario or path/to/file.py::function in a fresh process"
     )
@@ -24,7 +30,7 @@ def add(sub) -> None:
     m.set_defaults(run=run)
 
 
-def runner(args: argparse.Namespace, target):
+def runner(args: argparse.Namespace, target: Target) -> Runner:
     """Measures the target in any release's environment, saying what it does."""
     from tfbench.sweep import Runner
 

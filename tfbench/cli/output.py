@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from packaging.version import Version
 
 from tfbench.measure.record import Record, measured, stopped_in_warmup
 from tfbench.measure.verdict import MIN_READINGS
 from tfbench.units import format_bytes
+
+if TYPE_CHECKING:
+    from tfbench.sweep import Bisection
 
 
 def _bytes(n: float | None) -> str:
@@ -75,7 +80,7 @@ def releases(records: list[Record]) -> str:
     return "\n".join(lines + [_row(r) for r in records])
 
 
-def bisection(found) -> str:
+def bisection(found: Bisection) -> str:
     """The releases on each side of the change, and every reading the bisection took."""
     if found.first_after:
         head = (

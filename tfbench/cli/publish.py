@@ -7,9 +7,10 @@ import json
 import sys
 
 from tfbench.cli import common
+from tfbench.cli.common import Subcommands
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     p = sub.add_parser(
         "publish",
         help="asv publish, then vendor its assets (an offline site) and write the release "

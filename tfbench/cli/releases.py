@@ -9,12 +9,12 @@ import sys
 from collections.abc import Callable
 
 from tfbench.cli import common
-from tfbench.cli.common import BadInput
+from tfbench.cli.common import BadInput, Subcommands
 
 EXIT_NEW = 1  # `check`: something new is listed
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     r = sub.add_parser(
         "releases", help="follow TensorFlow's releases: check the index, add, lock, build"
     )

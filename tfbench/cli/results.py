@@ -7,9 +7,10 @@ import argparse
 from pathlib import Path
 
 from tfbench.cli import common
+from tfbench.cli.common import Subcommands
 
 
-def add(sub) -> None:
+def add(sub: Subcommands) -> None:
     r = sub.add_parser("results", help="merge results measured elsewhere into results/")
     actions = r.add_subparsers(dest="action", required=True)
     m = actions.add_parser(

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import tracemalloc
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,7 @@ def _sites(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot) -> tuple[int
     return total, by_site
 
 
-def python_window(step, calls: int, device: str) -> dict[str, Any]:
+def python_window(step: Callable[[], Any], calls: int, device: str) -> dict[str, Any]:
     """Objects, allocation sites and TensorFlow's state, before and after `calls` calls."""
     counted, state = objects(), tf_state(device)
     tracemalloc.start(FRAMES)
@@ -162,7 +163,7 @@ def _memray(extra_path: str | None):
     return memray
 
 
-def native_window(step, calls: int, extra_path: str | None) -> dict[str, Any]:
+def native_window(step: Callable[[], Any], calls: int, extra_path: str | None) -> dict[str, Any]:
     """memray's allocations made in `calls` calls (NATIVE_CALLS at most: memray unwinds the
     native stack of every allocation) and never freed, by where they came from (the step's
     Python line and the first native function that is no allocator)."""
