@@ -208,3 +208,29 @@ def test_why_a_leaking_point_leaks_comes_from_the_kept_explanations(tmp_path, mo
     (tmp_path / "explain" / "box" / "v1.2.0.json").write_text("[1]")
     built = report.build(d)
     assert built.machines[0].why == {point: None} and "v1.2.0.json" in built.problems[0]
+
+
+def test_points_of_a_variant_that_changed_alike_are_one_finding():
+    from tfbench.gate.rules import Change
+
+    def item(variant: str, size: int, metric: str, direction: str = "worse") -> changes.Item:
+        params = {"variant": repr(variant), "size": repr(size)}
+        name = f"fam.PatternCosts.{metric}({params['variant']}, {size})"
+        row = Change(name, f"fam.PatternCosts.{metric}", params, metric, direction, 0, 1, "", "")
+        return changes.Item(row, "index.html", "")
+
+    items = [
+        item("v", size, m)
+        for size in (1, 2, 3)
+        for m in ("track_leak", "track_growth_per_iteration")
+    ]
+    items.append(item("v", 4, "track_leak"))  # the verdict alone: not alike
+    items.append(item("w", 1, "track_leak", "better"))
+    found = changes.Changes(("v1", "v2"), items, "test", "box").points
+    assert [(p.name, p.alike) for p in found] == [
+        ("fam.Pattern('v', 1)", ("'v', 2", "'v', 3")),
+        ("fam.Pattern('v', 4)", ()),
+        ("fam.Pattern('w', 1)", ()),
+    ]
+    assert found[0].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\(.v., '")
+    assert found[1].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\(.v., 4\)$'")

@@ -8,6 +8,7 @@ grid point, both releases interleaved, by the same rules.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import urllib.parse
 from dataclasses import dataclass
@@ -31,16 +32,34 @@ class Item:
 
 @dataclass(frozen=True)
 class PointChanges:
-    """Every row of one grid point (its step's and its probe's metrics): one finding."""
+    """Every row of one grid point (its step's and its probe's metrics): one finding; and
+    the other points of the same variant that changed alike (the same metrics, the same
+    way), told with it."""
 
-    name: str  # family(param values), e.g. loops.MatrixPower('numpy', 'none', 64, 100, 'CPU')
+    family: str  # the step benchmark's class, e.g. loops.MatrixPower
+    combo: str  # its param values as asv prints them: 'numpy', 'none', 64, 100, 'CPU'
     items: list[Item]
-    command: str  # re-measures every metric of the point with `tfbench gate`
+    command: str  # re-measures every metric of the point(s) with `tfbench gate`
+    alike: tuple[str, ...] = ()  # the combos of the other points that changed alike
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}({self.combo})"
 
     @property
     def direction(self) -> str:
         directions = {i.row.direction for i in self.items}
         return directions.pop() if len(directions) == 1 else "mixed"
+
+    @property
+    def kind(self) -> tuple:
+        """What must match for points to be told together: variant, metrics, directions."""
+        variant = self.combo.split(", ", 1)[0]
+        return (
+            self.family,
+            variant,
+            tuple(sorted((i.row.metric, i.row.direction) for i in self.items)),
+        )
 
 
 @dataclass(frozen=True)
@@ -58,21 +77,36 @@ class Changes:
     @property
     def points(self) -> list[PointChanges]:
         """The rows by grid point, worse first: a pattern that starts leaking changes its
-        growth, its verdict and its peak, one cause."""
+        growth, its verdict and its peak, one cause; the points of one variant that changed
+        alike (a fix in how TensorFlow runs that variant, at every size) told together."""
         grouped: dict[tuple[str, str], list[Item]] = {}
         for item in self.items:
             family = item.row.benchmark.rpartition(".")[0].removesuffix("Costs")
             grouped.setdefault((family, ", ".join(item.row.params.values())), []).append(item)
-        found = [
-            PointChanges(f"{family}({combo})", items, self._command(family, combo))
-            for (family, combo), items in grouped.items()
+        points = [
+            PointChanges(family, combo, items, self._command(family, combo))
+            for (family, combo), items in sorted(grouped.items())
         ]
+        alike: dict[tuple, list[PointChanges]] = {}
+        for point in points:
+            alike.setdefault(point.kind, []).append(point)
+        found = []
+        for first, *others in alike.values():
+            if not others:
+                found.append(first)
+                continue
+            variant = f"{first.combo.split(', ', 1)[0]}, "
+            command = self._command(first.family, variant, whole=False)
+            combos = tuple(o.combo for o in others)
+            found.append(dataclasses.replace(first, command=command, alike=combos))
         return sorted(found, key=lambda p: ({"worse": 0, "mixed": 1}.get(p.direction, 2), p.name))
 
-    def _command(self, family: str, combo: str) -> str:
-        """asv's --bench for every benchmark of the point: its step's and its probe's."""
-        point = point_pattern(f"{family}COSTS.METHOD({combo})")
-        point = point.replace("COSTS", "(Costs)?").replace("METHOD", r"\w+")
+    def _command(self, family: str, combo: str, whole: bool = True) -> str:
+        """asv's --bench for every benchmark of the point (or, not `whole`, of every point
+        whose params start with `combo`): its step's and its probe's."""
+        point = point_pattern(f"{family}COSTS.METHOD({combo}")
+        point = point.replace("COSTS", "(Costs)?").replace("METHOD", r"\w+").removesuffix("$")
+        point += r"\)$" if whole else ""
         return shlex.join(
             ["tfbench", "gate", *self.pair, "--machine", self.machine, "--bench", point]
         )

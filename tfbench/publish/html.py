@@ -151,9 +151,12 @@ def _changes(changes: Changes) -> list[str]:
             f"{html.escape(i.row.evidence)}"
             for i in point.items
         )
+        alike = f" (and alike at {len(point.alike)} more: {'; '.join(point.alike)})" * bool(
+            point.alike
+        )
         out.append(
-            f"<tr><td>{html.escape(point.name)}</td><td>{point.direction}</td><td>{what}</td>"
-            f"<td><code>{html.escape(point.command)}</code></td></tr>"
+            f"<tr><td>{html.escape(point.name + alike)}</td><td>{point.direction}</td>"
+            f"<td>{what}</td><td><code>{html.escape(point.command)}</code></td></tr>"
         )
     out.append("</table>")
     return out

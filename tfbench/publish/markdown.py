@@ -43,7 +43,11 @@ def _changes(changes: Changes) -> list[str]:
         what = "; ".join(
             f"[{escape(i.row.metric)}]({i.url}): {escape(i.row.evidence)}" for i in point.items
         )
-        out.append(f"| {escape(point.name)} | {point.direction} | {what} | `{point.command}` |")
+        alike = f" (and alike at {len(point.alike)} more: {'; '.join(point.alike)})" * bool(
+            point.alike
+        )
+        name = escape(point.name + alike)
+        out.append(f"| {name} | {point.direction} | {what} | `{point.command}` |")
     return out
 
 
