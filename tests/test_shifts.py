@@ -75,3 +75,30 @@ def test_time_shifts_by_a_factor():
     (shift,) = found
     assert shift.metric == "time_step" and shift.text().startswith("time per step moved x1.30")
     assert rows == []
+
+
+def test_a_shift_of_one_family_is_told_for_that_family():
+    """Families import different parts of TensorFlow: one family's footprint can move while
+    the others' stay."""
+    combos = [(repr(p),) for p in range(6)]
+    bench = {
+        f"m.{f}.peakmem_step": {
+            "param_names": ["p"],
+            "params": [[c for (c,) in combos]],
+            "unit": "bytes",
+        }
+        for f in "AB"
+    }
+
+    def two_families(moved: float) -> Side:
+        s = Side(count=1)
+        for (c,), base in zip(combos, BASE):
+            s.add(("m.A.peakmem_step", (c,)), base + moved)
+            s.add(("m.B.peakmem_step", (c,)), base)
+        return s
+
+    found, rows = shifts.compare(bench, two_families(0), two_families(9 * MiB))
+    (shift,) = found
+    assert (shift.scope, shift.followed, shift.points) == ("m.A", 6, 6)
+    assert shift.text().endswith("moved +9 MiB at 6 of 6 points of m.A")
+    assert rows == []

@@ -95,7 +95,7 @@ def run_gate(request: Request, say: Say) -> Outcome:
     where = None
     if not request.bench:
         found, folded = shifts.compare(measured.benchmarks, measured.before, measured.after)
-        differing = [(s, [r for r in folded if r.metric == s.metric]) for s in found]
+        differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
         pair, results = (request.old, request.new), Path(request.conf.results_dir)
         where = kept.write(results, request.machine, pair, request.rounds, rows, differing)
     return Outcome(measured, rows, where)

@@ -34,6 +34,7 @@ class Shift:
     amount: float
     followed: int  # points within the floor of the shift
     points: int  # points measured on both sides
+    scope: str | None = None  # one family's benchmark class (e.g. loops.MatrixPower), or all
 
     @property
     def move(self) -> str:
@@ -41,9 +42,14 @@ class Shift:
             return f"x{self.amount:.2f}"
         return f"{'+' if self.amount >= 0 else '-'}{format_bytes(abs(self.amount))}"
 
+    def covers(self, point: Point) -> bool:
+        key = point[0]
+        return _method(point) == self.metric and (self.scope in (None, _family(key)))
+
     def text(self) -> str:
         what = "time per step" if self.ratio else "the process's peak memory (peakmem_step)"
-        return f"{what} moved {self.move} at {self.followed} of {self.points} points"
+        where = f" of {self.scope}" if self.scope else ""
+        return f"{what} moved {self.move} at {self.followed} of {self.points} points{where}"
 
     def as_json(self) -> dict:
         return {
@@ -52,11 +58,16 @@ class Shift:
             "amount": self.amount,
             "followed": self.followed,
             "points": self.points,
+            "scope": self.scope,
         }
 
 
 def _method(point: Point) -> str:
     return point[0].rpartition(".")[2]
+
+
+def _family(benchmark: str) -> str:
+    return benchmark.rpartition(".")[0]
 
 
 def _moves(a: Side, b: Side, points: list[Point], ratio: bool) -> dict[Point, float]:
@@ -67,35 +78,52 @@ def _moves(a: Side, b: Side, points: list[Point], ratio: bool) -> dict[Point, fl
     return {p: after[p] - before[p] for p in points}
 
 
+def _common(moves: dict[Point, float], ratio: bool, floor: float) -> tuple[float, int] | None:
+    """(the median move, the points within the floor of it) when the moves are common."""
+    if len(moves) < MIN_POINTS:
+        return None
+    shift = statistics.median(moves.values())
+    if ratio:
+        if abs(math.log(shift)) <= math.log1p(floor):
+            return None
+        followed = sum(abs(math.log(m / shift)) <= math.log1p(floor) for m in moves.values())
+    else:
+        if abs(shift) <= floor:
+            return None
+        followed = sum(abs(m - shift) <= floor for m in moves.values())
+    return (shift, followed) if followed >= COMMON_SHARE * len(moves) else None
+
+
 def find(a: Side, b: Side) -> list[Shift]:
-    """Every metric that moved in common between side a and side b."""
+    """Every metric that moved in common between side a and side b: at most points of
+    the suite, else at most points of one family (families import different parts of
+    TensorFlow: their processes' footprints need not move alike)."""
     found = []
     for prefix, (ratio, floor) in SHIFTING.items():
         points = sorted(p for p in set(a.runs) & set(b.runs) if _method(p).startswith(prefix))
-        moves = _moves(a, b, points, ratio)
-        if len(moves) < MIN_POINTS:
+        if not points:
             continue
-        shift = statistics.median(moves.values())
-        if ratio:
-            if abs(math.log(shift)) <= math.log1p(floor):
-                continue
-            followed = sum(abs(math.log(m / shift)) <= math.log1p(floor) for m in moves.values())
-        else:
-            if abs(shift) <= floor:
-                continue
-            followed = sum(abs(m - shift) <= floor for m in moves.values())
-        if followed >= COMMON_SHARE * len(moves):
-            metric = _method(points[0])
-            found.append(Shift(metric, ratio, shift, followed, len(moves)))
+        moves = _moves(a, b, points, ratio)
+        common = _common(moves, ratio, floor)
+        metric = _method(points[0])
+        if common:
+            found.append(Shift(metric, ratio, *common, len(moves)))
+            continue
+        families: dict[str, dict[Point, float]] = {}
+        for point, move in moves.items():
+            families.setdefault(_family(point[0]), {})[point] = move
+        for family, family_moves in sorted(families.items()):
+            common = _common(family_moves, ratio, floor)
+            if common:
+                found.append(Shift(metric, ratio, *common, len(family_moves), family))
     return found
 
 
 def _unshifted(side: Side, shifts: list[Shift]) -> Side:
-    """A copy of the side with each shift taken out of its metric's readings."""
-    by_metric = {s.metric: s for s in shifts}
+    """A copy of the side with each shift taken out of the readings it covers."""
     out = Side(runs=dict(side.runs), missing=dict(side.missing), count=side.count)
     for point, runs in side.runs.items():
-        s = by_metric.get(_method(point))
+        s = next((s for s in shifts if s.covers(point)), None)
         if s:
             out.runs[point] = [
                 [v / s.amount if s.ratio else v - s.amount for v in run] for run in runs
@@ -103,20 +131,25 @@ def _unshifted(side: Side, shifts: list[Shift]) -> Side:
     return out
 
 
+def covering(shifts: list[Shift], row: rules.Change) -> Shift | None:
+    """The shift a row's point is read against, if any."""
+    point = (row.benchmark, tuple(row.params.values()))
+    return next((s for s in shifts if s.covers(point)), None)
+
+
 def compare(
     benchmarks: dict[str, dict], a: Side, b: Side
 ) -> tuple[list[Shift], list[rules.Change]]:
-    """The shifts, and the gate's rows with each shifted metric's rows replaced by the
-    points that differ from its shift: the rules applied again with the shift taken out of
-    side b (a row keeps its real figures; its evidence says it was read against the shift)."""
+    """The shifts, and the gate's rows with the rows a shift covers replaced by the points
+    that differ from it: the rules applied again with the shift taken out of side b (a row
+    keeps its real figures; its evidence says it was read against the shift)."""
     rows = rules.compare(benchmarks, a, b)
     shifts = find(a, b)
     if not shifts:
         return [], rows
-    by_metric = {s.metric: s for s in shifts}
-    kept = [r for r in rows if r.metric not in by_metric]
+    kept = [r for r in rows if covering(shifts, r) is None]
     for r in rules.compare(benchmarks, a, _unshifted(b, shifts)):
-        shift = by_metric.get(r.metric)
+        shift = covering(shifts, r)
         if shift is None:
             continue
         point = (r.benchmark, tuple(r.params.values()))

@@ -166,10 +166,9 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
     except (OSError, ValueError, KeyError, TypeError) as e:
         data.problems.append(f"{kept.path(results_dir, machine.machine, pair)}: {e}")
         return None
-    shifted = {s.metric for s, _ in found}
-    rows = [r for r in rows if r.metric not in shifted] + [
-        r for _, differ in found for r in differ
-    ]
+    covered = [s for s, _ in found]
+    rows = [r for r in rows if shifts.covering(covered, r) is None]
+    rows += [r for _, differ in found for r in differ]
     shown = sorted(rows, key=lambda r: (r.direction != "worse", r.name))
     items = _items(shown, machine.machine, pair)
     return Changes(pair, items, source, machine.machine, tuple(s for s, _ in found))
@@ -180,9 +179,11 @@ def _shift(data: Data, s: dict) -> tuple[Shift, list[Change]]:
     metric = s["metric"]
     if not (isinstance(metric, str) and metric.isidentifier() and metric.startswith(SHIFT_OF)):
         raise ValueError(f"a shift of {metric!r}")
-    shift = Shift(
-        s["metric"], bool(s["ratio"]), float(s["amount"]), int(s["followed"]), int(s["points"])
-    )
+    scope = s.get("scope")
+    if scope is not None and scope not in {name.rpartition(".")[0] for name in data.benchmarks}:
+        raise ValueError(f"a shift of {scope!r}")
+    numbers = (float(s["amount"]), int(s["followed"]), int(s["points"]))
+    shift = Shift(metric, bool(s["ratio"]), *numbers, scope)
     return shift, [_checked(data, r) for r in s.get("rows", [])]
 
 
