@@ -12,6 +12,7 @@ from tfbench.publish.changes import Changes
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, describe
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
+    CHANGES_NOTE,
     EXPLAIN,
     NO_VALUE,
     FamilySection,
@@ -133,8 +134,8 @@ def _family(family: FamilySection, releases: list[str]) -> str:
     return "\n".join(out)
 
 
-def _changes(changes: Changes) -> list[str]:
-    out = [f"<p>From {html.escape(changes.source)}.</p>"]
+def _changes(changes: Changes, source: bool = True) -> list[str]:
+    out = [f"<p>From {html.escape(changes.source)}.</p>"] if source else []
     out += [
         f"<p>Common to most points: {html.escape(shift.text())}.</p>" for shift in changes.shifts
     ]
@@ -270,12 +271,17 @@ def _machine(m: MachineReport) -> list[str]:
     releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
     out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _articles(m)
-    out.append('<h3 id="changes">What changed between adjacent releases (the gate\'s rules)</h3>')
+    out.append(
+        f'<h3 id="changes">What changed between adjacent releases</h3><p>{CHANGES_NOTE}</p>'
+    )
     for changes in reversed(m.changes):
         pair = " &rarr; ".join(html.escape(release_label(t)) for t in changes.pair)
+        if m.summary.newest and changes.pair == m.summary.newest.pair:
+            out.append(f'<p>{pair}: the newest release, <a href="#newest">above</a>.</p>')
+            continue
         count = f"{len(changes.points)} point(s)" + ", a common shift" * bool(changes.shifts)
         out.append(f"<details><summary>{pair}: {count}</summary>")
-        out += [*_changes(changes), "</details>"]
+        out += [*_changes(changes, source=False), "</details>"]
     out.append(f'<h3 id="families">Families, point by point</h3><p>{html.escape(EXPLAIN)}</p>')
     out += [_family(f, m.releases) for f in m.families]
     return out

@@ -16,6 +16,7 @@ from tfbench.publish.changes import Changes
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, describe
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
+    CHANGES_NOTE,
     EXPLAIN,
     NO_VALUE,
     MachineReport,
@@ -32,12 +33,12 @@ def escape(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
-def _changes(changes: Changes) -> list[str]:
-    out = [f"From {changes.source}."]
+def _changes(changes: Changes, source: bool = True) -> list[str]:
+    out = [f"From {changes.source}."] if source else []
     out += [f"Common to most points: {escape(shift.text())}." for shift in changes.shifts]
     if not changes.items:
         other = "other " * bool(changes.shifts)
-        return [*out, "", f"No {other}change beyond the floors."]
+        return [*out, f"No {other}change beyond the floors."]
     out += ["", "| point | direction | what changed | re-measure |", "|---|---|---|---|"]
     for point in changes.points:
         what = "; ".join(
@@ -68,11 +69,11 @@ def _articles(m: MachineReport) -> list[str]:
                 f"- **{ex.example.variant}** ({escape(describe(ex.example))}). The article: "
                 f"{ex.example.says}. Found {found}.{why}"
             )
-        heads = ["release", *(ex.example.variant for ex in section.examples)]
+        heads = ["as written", *map(escape, m.releases)]
         out += ["", "| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
-        for k, tag in enumerate(m.releases):
-            cells = [escape(ex.literal[k].text()) for ex in section.examples]
-            out.append("| " + " | ".join([escape(label(tag)), *cells]) + " |")
+        for ex in section.examples:
+            cells = [escape(lit.text()) for lit in ex.literal]
+            out.append("| " + " | ".join([ex.example.variant, *cells]) + " |")
     return out
 
 
@@ -143,10 +144,13 @@ def _machine(m: MachineReport) -> list[str]:
     out += _claims(m)
     out += _why(m)
     out += _articles(m)
-    out += ["", "### What changed between adjacent releases (the gate's rules)"]
+    out += ["", "### What changed between adjacent releases", "", CHANGES_NOTE]
     for changes in reversed(m.changes):
         pair = " -> ".join(escape(label(t)) for t in changes.pair)
-        out += ["", f"#### {pair}", "", *_changes(changes)]
+        if m.summary.newest and changes.pair == m.summary.newest.pair:
+            out += ["", f"#### {pair}: the newest release, above"]
+            continue
+        out += ["", f"#### {pair}", "", *_changes(changes, source=False)]
     return out + _families(m)
 
 

@@ -22,6 +22,10 @@ from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
 NAMED = 4  # points named in a summary line; the rest counted
+CHANGES_NOTE = (
+    "By the gate's rules on the readings the history recorded (each release's timing "
+    "samples and probe repeats), newest first: confirmed changes only, a row a grid point."
+)
 
 NO_VALUE = "No value on any release here (skipped or failed: asv's log has the reason)"
 EXPLAIN = (
