@@ -118,7 +118,7 @@ def test_report_md_escapes_what_it_shows(tmp_path, npm_cache):
     run = publish(tmp_path)
     assert run.returncode == 0, run.stderr
     md = (tmp_path / "html" / "report.md").read_text()
-    assert r"why: error: &lt;script&gt;alert(1)&lt;/script&gt; \| \*x\* \`y\`" in md
+    assert r"why on v2.21.0: &lt;script&gt;alert(1)&lt;/script&gt; \| \*x\* \`y\`" in md
     assert "<script>" not in (tmp_path / "html" / "report.html").read_text()
 
 

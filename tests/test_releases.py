@@ -222,6 +222,28 @@ def test_relocking_reproduces_every_committed_lock_and_the_history(tmp_path):
     assert rebuilt == repo.history_tags()
 
 
+def test_a_lock_does_not_depend_on_the_terminal_width():
+    """uv wraps its error at COLUMNS; the note a GPU lock keeps reads the same either way."""
+    wide = (
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because tensorrt==8.5.3.1 has no wheels with a matching Python ABI tag"
+        " (e.g., `cp311`) and tensorflow[and-cuda]==2.14.1 depends on tensorrt==8.5.3.1,"
+        " we can conclude that tensorflow[and-cuda]==2.14.1 cannot be used.\n"
+    )
+    narrow = (
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because tensorrt==8.5.3.1 has no wheels with a matching Python ABI\n"
+        "         tag (e.g., `cp311`) and tensorflow[and-cuda]==2.14.1 depends on\n"
+        "         tensorrt==8.5.3.1, we can conclude that tensorflow[and-cuda]==2.14.1\n"
+        "         cannot be used.\n"
+    )
+    assert releases.uv_cause(wide) == releases.uv_cause(narrow)
+    assert (
+        "note: tensorflow[and-cuda]==2.14.1 does not resolve (" + releases.uv_cause(narrow)
+        in releases.read_lock("2.14.1").files["requirements-gpu.txt"].decode()
+    )
+
+
 def test_missing_lock_says_how_to_make_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="tfbench releases update"):
         repo.build_history(["9.9.9"], repo=tmp_path / "h.git", locks_dir=tmp_path)

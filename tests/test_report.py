@@ -129,7 +129,7 @@ def test_both_renderers_show_the_same_report():
         assert "Machine box" in text
         assert "10 ms · 8 MiB · 64 KiB/it · LEAK" in text
         assert "11.5 ms (x1.15) · 8 MiB (x1.00) · 0 B/it (x0.00) · flat" in text
-        assert "fam.PatternCosts.track_leak('leaky', 'CPU')" in text
+        assert "Leaks that went away: fam.Pattern('leaky', 'CPU')" in text
         assert "tfbench gate v1.1.0 v1.2.0 --machine box --bench" in text
     assert '<td class="leak">' in page and '<td class="flat">' in page
 
@@ -146,9 +146,9 @@ def test_the_summary_says_what_the_newest_release_changed():
     lines = report.summary_lines(machine.summary)
     assert lines[0] == (
         "v1.2.0 against v1.1.0 (by the gate's rules on the history): 0 point(s) worse and "
-        "2 better beyond the floors."
+        "1 better beyond the floors."  # its growth and its verdict: two rows, one point
     )
-    assert "Leaks that went away: fam.PatternCosts.track_leak('leaky', 'CPU')." in lines[1]
+    assert "Leaks that went away: fam.Pattern('leaky', 'CPU')." in lines[1]
     assert lines[-1] == "Nothing measured here got worse."
     assert 3 <= len(lines) <= 8
 
@@ -157,7 +157,7 @@ def test_the_summary_names_a_leak_that_appeared_and_a_claim_that_changed():
     d = data(leak=(1, 0, 1))
     m = report.build(d).machines[0]
     (line,) = [x for x in report.summary_lines(m.summary) if x.startswith("Leaks that")]
-    assert line.startswith("Leaks that appeared: fam.PatternCosts.track_leak('leaky', 'CPU')")
+    assert line.startswith("Leaks that appeared: fam.Pattern('leaky', 'CPU')")
     assert report.summary_lines(m.summary)[-1].startswith("Worse: ")
 
 
@@ -210,7 +210,7 @@ def test_why_a_leaking_point_leaks_comes_from_the_kept_explanations(tmp_path, mo
     assert built.machines[0].why == {point: None} and "v1.2.0.json" in built.problems[0]
 
 
-def test_points_of_a_variant_that_changed_alike_are_one_finding():
+def test_points_of_a_family_that_changed_alike_are_one_finding():
     from tfbench.gate.rules import Change
 
     def item(variant: str, size: int, metric: str, direction: str = "worse") -> changes.Item:
@@ -226,11 +226,13 @@ def test_points_of_a_variant_that_changed_alike_are_one_finding():
     ]
     items.append(item("v", 4, "track_leak"))  # the verdict alone: not alike
     items.append(item("w", 1, "track_leak", "better"))
+    items += [item("x", 1, "track_leak", "better"), item("x", 2, "track_leak", "better")]
     found = changes.Changes(("v1", "v2"), items, "test", "box").points
     assert [(p.name, p.alike) for p in found] == [
         ("fam.Pattern('v', 1)", ("'v', 2", "'v', 3")),
         ("fam.Pattern('v', 4)", ()),
-        ("fam.Pattern('w', 1)", ()),
+        ("fam.Pattern('w', 1)", ("'x', 1", "'x', 2")),
     ]
     assert found[0].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\(.v., '")
     assert found[1].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\(.v., 4\)$'")
+    assert found[2].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\('")

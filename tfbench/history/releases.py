@@ -223,6 +223,13 @@ def resolve(requirements: list[str], as_of: str) -> tuple[list[str], list[str]]:
     return sorted(pins), warnings
 
 
+def uv_cause(error: str) -> str:
+    """The first reason in uv's resolution error, on one line: uv wraps its message at the
+    terminal's width (COLUMNS), and a lock must not depend on the terminal."""
+    text = " ".join(line.strip() for line in error.splitlines())
+    return text.split("cause:", 1)[-1].split(", we can conclude")[0].strip()
+
+
 def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
     """Resolve one release's full dependency set for every flavour and write it."""
     released = release_date(version)
@@ -243,8 +250,7 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
             if flavour != "gpu":
                 raise
             # e.g. 2.14's and-cuda pins tensorrt 8.5.3.1, which PyPI has no cp311 wheel of.
-            cause = next((ln for ln in str(e).splitlines() if "cause:" in ln), str(e))
-            cause = cause.split("cause:", 1)[-1].split(", we can conclude")[0].strip()
+            cause = uv_cause(str(e))
             notes.append(f"# note: {requirement} does not resolve ({cause})")
             requirement = f"tensorflow=={version}"
             pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)

@@ -33,8 +33,8 @@ class Item:
 @dataclass(frozen=True)
 class PointChanges:
     """Every row of one grid point (its step's and its probe's metrics): one finding; and
-    the other points of the same variant that changed alike (the same metrics, the same
-    way), told with it."""
+    the other points of the family that changed alike (the same metrics, the same way),
+    told with it."""
 
     family: str  # the step benchmark's class, e.g. loops.MatrixPower
     combo: str  # its param values as asv prints them: 'numpy', 'none', 64, 100, 'CPU'
@@ -53,13 +53,8 @@ class PointChanges:
 
     @property
     def kind(self) -> tuple:
-        """What must match for points to be told together: variant, metrics, directions."""
-        variant = self.combo.split(", ", 1)[0]
-        return (
-            self.family,
-            variant,
-            tuple(sorted((i.row.metric, i.row.direction) for i in self.items)),
-        )
+        """What must match for points to be told together: family, metrics, directions."""
+        return self.family, tuple(sorted((i.row.metric, i.row.direction) for i in self.items))
 
 
 @dataclass(frozen=True)
@@ -77,8 +72,8 @@ class Changes:
     @property
     def points(self) -> list[PointChanges]:
         """The rows by grid point, worse first: a pattern that starts leaking changes its
-        growth, its verdict and its peak, one cause; the points of one variant that changed
-        alike (a fix in how TensorFlow runs that variant, at every size) told together."""
+        growth, its verdict and its peak, one cause; the points of a family that changed
+        alike (a change in how TensorFlow runs that pattern, at every size) told together."""
         grouped: dict[tuple[str, str], list[Item]] = {}
         for item in self.items:
             family = item.row.benchmark.rpartition(".")[0].removesuffix("Costs")
@@ -95,8 +90,10 @@ class Changes:
             if not others:
                 found.append(first)
                 continue
-            variant = f"{first.combo.split(', ', 1)[0]}, "
-            command = self._command(first.family, variant, whole=False)
+            variants = {p.combo.split(", ", 1)[0] for p in (first, *others)}
+            # Re-measure the variant's points, or the family's when several variants moved.
+            prefix = f"{variants.pop()}, " if len(variants) == 1 else ""
+            command = self._command(first.family, prefix, whole=False)
             combos = tuple(o.combo for o in others)
             found.append(dataclasses.replace(first, command=command, alike=combos))
         return sorted(found, key=lambda p: ({"worse": 0, "mixed": 1}.get(p.direction, 2), p.name))

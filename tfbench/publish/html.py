@@ -18,6 +18,7 @@ from tfbench.publish.report import (
     FamilySection,
     MachineReport,
     Report,
+    shifts_line,
     summary_lines,
     verdict_parts,
 )
@@ -136,9 +137,7 @@ def _family(family: FamilySection, releases: list[str]) -> str:
 
 def _changes(changes: Changes, source: bool = True) -> list[str]:
     out = [f"<p>From {html.escape(changes.source)}.</p>"] if source else []
-    out += [
-        f"<p>Common to most points: {html.escape(shift.text())}.</p>" for shift in changes.shifts
-    ]
+    out += [f"<p>{html.escape(shifts_line(changes.shifts))}</p>"] * bool(changes.shifts)
     if not changes.items:
         other = "other " * bool(changes.shifts)
         return [*out, f"<p>No {other}change beyond the floors.</p>"]

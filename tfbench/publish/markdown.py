@@ -21,6 +21,7 @@ from tfbench.publish.report import (
     NO_VALUE,
     MachineReport,
     Report,
+    shifts_line,
     summary_lines,
     verdict_parts,
 )
@@ -33,13 +34,22 @@ def escape(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
-def _changes(changes: Changes, source: bool = True) -> list[str]:
-    out = [f"From {changes.source}."] if source else []
-    out += [f"Common to most points: {escape(shift.text())}." for shift in changes.shifts]
+HEAD = ["| point | direction | what changed | re-measure |", "|---|---|---|---|"]
+
+
+def _changes(changes: Changes) -> list[str]:
+    """The newest pair: where its rows come from, its common shifts, its table."""
+    out = [f"From {changes.source}."]
+    out += [escape(shifts_line(changes.shifts))] * bool(changes.shifts)
     if not changes.items:
         other = "other " * bool(changes.shifts)
         return [*out, f"No {other}change beyond the floors."]
-    out += ["", "| point | direction | what changed | re-measure |", "|---|---|---|---|"]
+    return [*out, "", *HEAD, *_rows(changes)]
+
+
+def _rows(changes: Changes, first: str = "") -> list[str]:
+    """A row a finding; `first` the cells before them (the pair, in the table of pairs)."""
+    out = []
     for point in changes.points:
         what = "; ".join(
             f"[{escape(i.row.metric)}]({i.url}): {escape(i.row.evidence)}" for i in point.items
@@ -48,7 +58,25 @@ def _changes(changes: Changes, source: bool = True) -> list[str]:
             point.alike
         )
         name = escape(point.name + alike)
-        out.append(f"| {name} | {point.direction} | {what} | `{point.command}` |")
+        out.append(f"| {first}{name} | {point.direction} | {what} | `{point.command}` |")
+    return out
+
+
+def _pairs(m: MachineReport) -> list[str]:
+    """Every adjacent pair but the newest (told above), newest first, in one table: a
+    pair's common shifts are one row, its findings one row each."""
+    out = ["", "### What changed between adjacent releases", "", CHANGES_NOTE, ""]
+    out += ["| releases " + HEAD[0], "|---" + HEAD[1]]
+    for changes in reversed(m.changes):
+        if m.summary.newest and changes.pair == m.summary.newest.pair:
+            continue
+        pair = " -> ".join(escape(label(t)) for t in changes.pair) + " | "
+        if changes.shifts:
+            shifts = "; ".join(s.text() for s in changes.shifts)
+            out.append(f"| {pair}most points | common, one cause each | {escape(shifts)} | |")
+        out += _rows(changes, pair)
+        if not changes.items:
+            out.append(f"| {pair}- | none | no {'other ' * bool(changes.shifts)}change | |")
     return out
 
 
@@ -122,6 +150,8 @@ def _families(m: MachineReport) -> list[str]:
     releases = [escape(label(r)) for r in m.releases]
     out = ["", "### Families, point by point", "", EXPLAIN]
     for family in m.families:
+        if family.name == FAMILY and m.articles:
+            continue  # the Articles section has its points' figures, release by release
         out += ["", f"#### {escape(family.name)}", ""]
         if family.empty:
             out += [f"{NO_VALUE}: {escape('; '.join(family.empty))}", ""]
@@ -144,14 +174,7 @@ def _machine(m: MachineReport) -> list[str]:
     out += _claims(m)
     out += _why(m)
     out += _articles(m)
-    out += ["", "### What changed between adjacent releases", "", CHANGES_NOTE]
-    for changes in reversed(m.changes):
-        pair = " -> ".join(escape(label(t)) for t in changes.pair)
-        if m.summary.newest and changes.pair == m.summary.newest.pair:
-            out += ["", f"#### {pair}: the newest release, above"]
-            continue
-        out += ["", f"#### {pair}", "", *_changes(changes, source=False)]
-    return out + _families(m)
+    return out + _pairs(m) + _families(m)
 
 
 def render(report: Report) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfbench.gate.rules import Change
+from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
 from tfbench.publish import changes, claims, explained, families, findings, reasons
 from tfbench.publish.results import Data, MachineResults
@@ -24,7 +25,8 @@ from tfbench.units import KiB, MiB, format_value
 NAMED = 4  # points named in a summary line; the rest counted
 CHANGES_NOTE = (
     "By the gate's rules on the readings the history recorded (each release's timing "
-    "samples and probe repeats), newest first: confirmed changes only, a row a grid point."
+    "samples and probe repeats), newest first, the newest pair above: confirmed changes only, "
+    "a row a grid point and the points of its family that changed alike."
 )
 
 NO_VALUE = "No value on any release here (skipped or failed: asv's log has the reason)"
@@ -213,9 +215,25 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
     )
 
 
+def _points(rows: list[Change]) -> list[str]:
+    """The grid points the rows are of, as the report names them: family(params)."""
+    names = (
+        f"{r.benchmark.rpartition('.')[0].removesuffix('Costs')}({', '.join(r.params.values())})"
+        for r in rows
+    )
+    return list(dict.fromkeys(names))
+
+
 def _names(rows: list[Change]) -> str:
-    named = ", ".join(r.name for r in rows[:NAMED])
-    return named + (f" and {len(rows) - NAMED} more" if len(rows) > NAMED else "")
+    points = _points(rows)
+    named = ", ".join(points[:NAMED])
+    return named + (f" and {len(points) - NAMED} more" if len(points) > NAMED else "")
+
+
+def shifts_line(found: tuple[Shift, ...]) -> str:
+    """A pair's common shifts, one sentence: each is one cause, its points not rows."""
+    told = "; ".join(s.text() for s in found)
+    return f"Common to most points (each one cause, not counted as rows): {told}."
 
 
 WORD = {True: "holds", False: "does not hold", None: "no value"}
@@ -228,10 +246,11 @@ def summary_lines(s: Summary) -> list[str]:
     old, new = s.newest.pair
     how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
     lines = [
-        f"{label(new)} against {label(old)} ({how}): {len(s.worse)} point(s) worse and "
-        f"{len(s.better)} better beyond the floors."
+        f"{label(new)} against {label(old)} ({how}): {len(_points(s.worse))} point(s) worse"
+        f" and {len(_points(s.better))} better beyond the floors."
     ]
-    lines += [f"Common to most points: {shift.text()}." for shift in s.newest.shifts]
+    if s.newest.shifts:
+        lines.append(shifts_line(s.newest.shifts))
     appeared, gone = s.leaks_appeared, s.leaks_gone
     if appeared or gone:
         lines.append(
@@ -256,7 +275,8 @@ def summary_lines(s: Summary) -> list[str]:
 
 def build(data: Data) -> Report:
     """The whole report, once: the renderers only format it."""
-    return Report(list(data.problems), [_machine(data, m) for m in data.machines.values()])
+    machines = [_machine(data, m) for m in data.machines.values()]  # may add problems
+    return Report(list(dict.fromkeys(data.problems)), machines)
 
 
 def verdict_parts(verdict: claims.Verdict) -> tuple[str, list[str]]:
