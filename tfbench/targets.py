@@ -268,13 +268,9 @@ def measure_isolated(
     timeout_s: float = 600.0,
     python: str | None = None,
     quiet: bool = False,
-    module: str = "tfbench.targets",
-    **more: Any,
 ) -> Record:
     """Measure a target in a child of a fresh Python process (safe from any caller), with
-    `quiet` the process's output joining the error only if it dies without a record;
-    `module` the program the process runs (tfbench explain's probe, bounded the same way),
-    `more` the rest of its spec.
+    `quiet` the process's output joining the error only if it dies without a record.
 
     Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
     """
@@ -284,9 +280,8 @@ def measure_isolated(
         "warmup": warmup,
         "budget": budget_bytes,
         "timeout": timeout_s,
-        **more,
     }
-    out, exit_code, last = run_isolated(module, spec, python, quiet)
+    out, exit_code, last = run_isolated("tfbench.targets", spec, python, quiet)
     return out[0] if out else died(target, exit_code, last, python)
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import tfbench
-from tfbench.targets import Target, measure_isolated
+from tfbench.targets import Target, died, run_isolated, to_json
 
 MEMRAY = "memray==1.20.0"  # native attribution (Bloomberg's; Linux and macOS)
 
@@ -36,16 +35,24 @@ def memray_path(python: str | None) -> str | None:
     return str(folder)
 
 
-def explain_isolated(target: Target, python: str | None = None, **measuring: Any) -> dict:
+def explain_isolated(
+    target: Target,
+    iterations: int | None = None,
+    warmup: int | None = None,
+    budget_bytes: int | None = None,
+    timeout_s: float = 600.0,
+    python: str | None = None,
+    quiet: bool = False,
+) -> dict:
     """Explain a target's growth in a fresh process (this interpreter's, or `python`'s),
-    bounded like a measurement (`measuring`: measure_isolated's options): its record, with
-    `layer` and `conclusion`."""
-    return dict(
-        measure_isolated(
-            target,
-            python=python,
-            module="tfbench.explain.probe",
-            memray_path=memray_path(python),
-            **measuring,
-        )
-    )
+    bounded like a measurement: its record, with `layer` and `conclusion`."""
+    spec = {
+        "targets": [to_json(target)],
+        "iterations": iterations,
+        "warmup": warmup,
+        "budget": budget_bytes,
+        "timeout": timeout_s,
+        "memray_path": memray_path(python),
+    }
+    out, exit_code, last = run_isolated("tfbench.explain.probe", spec, python, quiet)
+    return out[0] if out else dict(died(target, exit_code, last, python))
