@@ -123,7 +123,7 @@ def _unshifted(side: Side, shifts: list[Shift]) -> Side:
     """A copy of the side with each shift taken out of the readings it covers."""
     out = Side(runs=dict(side.runs), missing=dict(side.missing), count=side.count)
     for point, runs in side.runs.items():
-        s = next((s for s in shifts if s.covers(point)), None)
+        s = _covering(shifts, point)
         if s:
             out.runs[point] = [
                 [v / s.amount if s.ratio else v - s.amount for v in run] for run in runs
@@ -131,10 +131,17 @@ def _unshifted(side: Side, shifts: list[Shift]) -> Side:
     return out
 
 
+def _covering(shifts: list[Shift], point: Point) -> Shift | None:
+    return next((s for s in shifts if s.covers(point)), None)
+
+
+def _point(row: rules.Change) -> Point:
+    return row.benchmark, tuple(row.params.values())
+
+
 def covering(shifts: list[Shift], row: rules.Change) -> Shift | None:
     """The shift a row's point is read against, if any."""
-    point = (row.benchmark, tuple(row.params.values()))
-    return next((s for s in shifts if s.covers(point)), None)
+    return _covering(shifts, _point(row))
 
 
 def compare(
@@ -152,7 +159,7 @@ def compare(
         shift = covering(shifts, r)
         if shift is None:
             continue
-        point = (r.benchmark, tuple(r.params.values()))
+        point = _point(r)
         after = statistics.median(b.values(point)) if point in b.runs else None
         evidence = f"{r.evidence}, the newer side read less the common {shift.move}"
         kept.append(dataclasses.replace(r, after=after, evidence=evidence))

@@ -30,6 +30,12 @@ class Item:
     command: str  # re-measures the row's grid point with `tfbench gate`
 
 
+def point_of(row: Change) -> tuple[str, str]:
+    """The grid point a row is of: its step benchmark's class (a probe's `Costs` class is
+    the same family) and its param values as asv prints them."""
+    return row.benchmark.rpartition(".")[0].removesuffix("Costs"), ", ".join(row.params.values())
+
+
 @dataclass(frozen=True)
 class PointChanges:
     """Every row of one grid point (its step's and its probe's metrics): one finding; and
@@ -76,8 +82,7 @@ class Changes:
         alike (a change in how TensorFlow runs that pattern, at every size) told together."""
         grouped: dict[tuple[str, str], list[Item]] = {}
         for item in self.items:
-            family = item.row.benchmark.rpartition(".")[0].removesuffix("Costs")
-            grouped.setdefault((family, ", ".join(item.row.params.values())), []).append(item)
+            grouped.setdefault(point_of(item.row), []).append(item)
         points = [
             PointChanges(family, combo, items, self._command(family, combo))
             for (family, combo), items in sorted(grouped.items())

@@ -217,11 +217,7 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
 
 def _points(rows: list[Change]) -> list[str]:
     """The grid points the rows are of, as the report names them: family(params)."""
-    names = (
-        f"{r.benchmark.rpartition('.')[0].removesuffix('Costs')}({', '.join(r.params.values())})"
-        for r in rows
-    )
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys("{}({})".format(*changes.point_of(r)) for r in rows))
 
 
 def _names(rows: list[Change]) -> str:
