@@ -1,5 +1,7 @@
 """The asv suite itself runs under asv without failures."""
 
+import importlib
+import json
 import os
 import signal
 import subprocess
@@ -11,6 +13,28 @@ import pytest
 from conftest import scratch_asv_conf
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_committed_history_is_not_orphaned():
+    """Every benchmark's version is the one its committed results were measured at: a
+    change to a family's code (its version closure, benchmarks/common.version) must come
+    with a re-measured history, or asv and the report ignore every result of the family."""
+    pytest.importorskip("tensorflow")
+    committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
+    committed.pop("version")
+    sys.path.insert(0, str(ROOT))
+    try:
+        now = {
+            name: getattr(
+                importlib.import_module(f"benchmarks.{name.rsplit('.', 2)[0]}"),
+                name.rsplit(".", 2)[1],
+            ).version
+            for name in committed
+        }
+    finally:
+        sys.path.remove(str(ROOT))
+    assert now == {name: b["version"] for name, b in committed.items()}
 
 
 def test_asv_runs_the_suite_without_failures(tmp_path):
