@@ -9,13 +9,11 @@ here and patterns that fail on the installed release all become skips with the r
 from __future__ import annotations
 
 import abc
-import inspect
 import os
 import shutil
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -23,7 +21,7 @@ from typing import Any
 # benchmark from that process: importing TensorFlow here spares each one the import.
 import tensorflow  # noqa: F401
 
-from tfbench import probes, scenarios, sources, targets
+from tfbench import probes, scenarios, targets, versions
 from tfbench.measure import child
 from tfbench.measure.devices import Unsupported
 
@@ -72,15 +70,11 @@ def warm_step(family: str, names: list[str], *values: Any) -> Callable[[], Any]:
     return _WARM[key]
 
 
-def version(*family_modules: ModuleType) -> str:
-    """asv `version` of a family's benchmarks: the source of this module, the family's
-    scenario module(s) and every tfbench module they import, transitively (asv's default
-    hashes the benchmark's own source only, so results of changed code would pass as
-    comparable). Other families' modules are not reached: adding one changes no version."""
-    modules = [sys.modules[__name__], *family_modules]
-    return sources.digest(
-        sources.closure([Path(inspect.getfile(m)) for m in modules], [m.__name__ for m in modules])
-    )
+def version(scenario_module: ModuleType) -> str:
+    """asv `version` of a family's benchmarks, as benchmarks/versions.json records it for
+    the code that measures them (tfbench.versions): tidying the code keeps it, a change to
+    what is measured gets a new one."""
+    return versions.family(scenario_module.__name__.rpartition(".")[2]).current
 
 
 class _Versioned(abc.ABC):

@@ -4,6 +4,7 @@ units  <-  measure  <-  scenarios  <-  targets  <-  probes (the probe's contract
 figures, the probes file; history's asvconf)  <-  gate (readings, rules, the session, its
 asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
 units  <-  floors  <-  gate, sweep;  history  <-  sweep (release environments)  <-  cli
+sources  <-  versions (benchmark versions)  <-  cli
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 """
 
@@ -19,6 +20,7 @@ ALLOWED = {
     "units": {"units"},
     "floors": {"units", "floors"},
     "sources": {"sources"},
+    "versions": {"units", "sources", "versions"},
     "measure": {"units", "measure"},
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
@@ -38,6 +40,7 @@ ALLOWED = {
         "sweep",
         "publish",
         "explain",
+        "versions",
         "cli",
     },
     "__main__": {"cli"},
@@ -94,8 +97,8 @@ def late():
 
 
 def test_a_version_reaches_what_a_family_imports_and_no_other_family():
-    """benchmarks/common.version hashes this closure: a family's results change version with
-    any module they go through, and adding another family changes none."""
+    """tfbench.versions digests this closure: a family's version answers for every module
+    its results go through, and adding another family changes none."""
 
     def reached(name):
         path = PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")

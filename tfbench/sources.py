@@ -1,48 +1,72 @@
 """The project modules a module imports, read from its source (nothing is imported).
 
-The layer test checks import directions with it; benchmark versions hash the source of
-every project module a benchmark reaches, transitively.
+The layer test checks import directions with it; benchmark versions (tfbench.versions)
+read the code of every project module a benchmark reaches, transitively.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import importlib.util
 from pathlib import Path
 
 PACKAGE = "tfbench"
+ROOT = Path(__file__).resolve().parents[1]  # where the package's source lives
 
 
-def imports(source: str, name: str, is_package: bool = False) -> set[str]:
-    """Every `tfbench` module (or attribute path) that the source of module `name` imports,
-    at any depth (functions too): `from a.b import c` gives a.b and a.b.c."""
-    found = set()
+def _imported(source: str, name: str, is_package: bool):
+    """(the name an import binds, or None; the dotted name it imports) for every import in
+    the source of module `name`, at any depth (functions too), relative ones resolved."""
     package = name if is_package else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
+            for a in node.names:
+                yield a.asname, a.name
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{anchor}.{base}" if base else anchor
-            found.add(base)
-            found.update(f"{base}.{a.name}" for a in node.names)
-    return {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
+            yield None, base
+            for a in node.names:
+                yield a.asname or a.name, f"{base}.{a.name}"
 
 
-def _origin(name: str) -> Path | None:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):  # an attribute path such as tfbench.units.MiB
+def _ours(dotted: str) -> bool:
+    return dotted == PACKAGE or dotted.startswith(PACKAGE + ".")
+
+
+def imports(source: str, name: str, is_package: bool = False) -> set[str]:
+    """Every `tfbench` module (or attribute path) that the source of module `name` imports,
+    at any depth (functions too): `from a.b import c` gives a.b and a.b.c."""
+    return {dotted for _, dotted in _imported(source, name, is_package) if _ours(dotted)}
+
+
+def module_names(source: str, name: str, is_package: bool = False, root: Path = ROOT) -> set[str]:
+    """The names the source's imports bind to `tfbench` modules (`from tfbench import
+    probes` binds probes)."""
+    return {
+        bound
+        for bound, dotted in _imported(source, name, is_package)
+        if bound and _ours(dotted) and origin(dotted, root)
+    }
+
+
+def origin(name: str, root: Path = ROOT) -> Path | None:
+    """The source file of project module `name` in the project at `root`, found without
+    importing anything; None for an attribute path (tfbench.units.MiB) or a name outside
+    the project."""
+    if not _ours(name):
         return None
-    return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+    path = root.joinpath(*name.split("."))
+    for found in (path.with_suffix(".py"), path / "__init__.py"):
+        if found.is_file():
+            return found
+    return None
 
 
-def closure(paths: list[Path], names: list[str]) -> dict[str, Path]:
+def closure(paths: list[Path], names: list[str], root: Path = ROOT) -> dict[str, Path]:
     """The given modules (their files and dotted names) and every project module they
-    import, transitively: dotted name -> file."""
+    import, transitively, from the project at `root`: dotted name -> file."""
     todo = list(zip(names, paths))
     seen: dict[str, Path] = {}
     while todo:
@@ -51,15 +75,7 @@ def closure(paths: list[Path], names: list[str]) -> dict[str, Path]:
             continue
         seen[name] = path
         for imported in imports(path.read_text(), name, path.name == "__init__.py"):
-            origin = _origin(imported)
-            if origin is not None and imported not in seen:
-                todo.append((imported, origin))
+            found = origin(imported, root)
+            if found is not None and imported not in seen:
+                todo.append((imported, found))
     return seen
-
-
-def digest(files: dict[str, Path]) -> str:
-    """A short hash of the sources, in name order."""
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(name.encode() + b"\0" + files[name].read_bytes())
-    return h.hexdigest()[:16]

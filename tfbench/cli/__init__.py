@@ -17,11 +17,12 @@ from tfbench.cli import (
     publish,
     releases,
     results,
+    versions,
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
-COMMANDS = (catalog, measure, bisect, explain, envs, releases, results, publish, gate)
+COMMANDS = (catalog, measure, bisect, explain, envs, releases, results, publish, gate, versions)
 
 
 def build_parser() -> argparse.ArgumentParser:
