@@ -141,7 +141,8 @@ class ProbeCosts(_Family):
     """
 
     def measure(self) -> probes.Grid:
-        grid = probes.measure_grid(self.family, self.params, self.param_names)
+        module = (type(self).__module__,)  # registers the family's scenarios
+        grid = probes.measure_grid(self.family, self.params, self.param_names, module)
         probes.keep(self.__class__.__name__, grid)
         return grid
 
@@ -150,6 +151,8 @@ class ProbeCosts(_Family):
 
     track_peak_increase = track("track_peak_increase")
     track_growth_per_iteration = track("track_growth_per_iteration")
+    track_retained_per_iteration = track("track_retained_per_iteration")
+    track_heap_peak_increase = track("track_heap_peak_increase")
     track_leak = track("track_leak")
     track_allocator_peak = track("track_allocator_peak")
 

@@ -34,6 +34,22 @@ def hold_512mib():
     return block
 
 
+def keep_objects():
+    _kept.append([object() for _ in range(10)])  # Python objects only: ~0.5 KiB a call
+
+
+_grown = [0]
+
+
+def rss_without_heap():
+    """RSS grows 64 KiB a call while the heap keeps ~50 bytes: each call's blocks, freed,
+    lie below the small block it keeps, so glibc cannot give them back."""
+    _grown[0] += 64
+    blocks = [bytearray(1024) for _ in range(_grown[0])]  # written: resident
+    _kept.append(bytearray(8))  # above them
+    del blocks
+
+
 def fails():
     raise RuntimeError("boom")
 

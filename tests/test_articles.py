@@ -32,7 +32,9 @@ def test_fifteen_examples_each_named_in_the_report():
 @pytest.mark.slow
 @pytest.mark.parametrize("scenario", EXAMPLES)
 def test_each_example_runs_within_the_default_budget(scenario):
-    result = targets.measure_isolated(targets.ScenarioTarget(scenario), timeout_s=300)
+    result = targets.measure_isolated(
+        targets.ScenarioTarget(scenario), targets.Limits(timeout_s=300)
+    )
     if scenario in FAILS:
         assert result["status"] == "error" and FAILS[scenario] in result["error"], result
     else:

@@ -7,7 +7,7 @@ import pytest
 from tfbench import scenarios
 from tfbench.scenarios import graphs, predict
 from tfbench.scenarios import threads as threads_module
-from tfbench.targets import ScenarioTarget, measure_isolated
+from tfbench.targets import Limits, ScenarioTarget, measure_isolated
 from tfbench.units import MiB
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
@@ -161,10 +161,7 @@ def test_thread_patterns_agree_and_join(threads):
 def test_runs_within_a_memory_budget(scenario_id):
     r = measure_isolated(
         ScenarioTarget(scenario_id),
-        iterations=20,
-        warmup=2,
-        budget_bytes=2048 * MiB,
-        timeout_s=300,
+        Limits(iterations=20, warmup=2, budget_bytes=2048 * MiB, timeout_s=300),
     )
     if scenario_id == "function.list_in_tf_range" and r["status"] == "error":
         assert "InaccessibleTensorError" in r["error"]  # recorded, never hidden

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfbench.explain import explain_isolated, layers
-from tfbench.targets import ROOT, FunctionTarget
+from tfbench.targets import ROOT, FunctionTarget, Limits
 from tfbench.units import KiB
 
 CAUSES = Path(__file__).parent / "steps" / "causes.py"
@@ -65,7 +65,9 @@ def test_the_conclusion_names_the_share_the_site_and_the_objects():
 
 
 def _explain(function: str) -> dict:
-    found = explain_isolated(FunctionTarget(str(CAUSES), function), quiet=True, timeout_s=300)
+    found = explain_isolated(
+        FunctionTarget(str(CAUSES), function), Limits(timeout_s=300, quiet=True)
+    )
     assert found["status"] == "ok", found.get("error")
     return found
 

@@ -51,6 +51,25 @@ def test_growth_changes_only_past_the_floor_with_intervals_apart():
     assert not sweep.differ("growth", leak, bigger)
 
 
+def test_retained_and_heap_peak_change_past_their_floors_and_only_where_read():
+    def kept(retained, low, high, peak=10 * MiB):
+        return dict(
+            reading(),
+            retained_bytes_per_iteration=retained,
+            retained_interval=[low, high],
+            heap_peak_increase_bytes=peak,
+        )
+
+    base = kept(48.6 * KiB, 48.5 * KiB, 48.7 * KiB)
+    assert sweep.differ("retained", base, kept(53.5 * KiB, 53.4 * KiB, 53.6 * KiB))  # +10%
+    assert not sweep.differ("retained", base, kept(49.5 * KiB, 49.4 * KiB, 49.6 * KiB))  # +2%
+    small = kept(300, 250, 350)
+    assert not sweep.differ("retained", small, kept(900, 850, 950))  # apart, under 1 KiB
+    assert sweep.differ("heap-peak", base, kept(0, 0, 0, peak=12.5 * MiB))
+    assert not sweep.differ("heap-peak", base, kept(0, 0, 0, peak=11.5 * MiB))
+    assert not sweep.differ("retained", reading(), base)  # no heap on one side: no change
+
+
 def test_peak_and_time_changes_need_their_floors():
     assert not sweep.differ("peak", reading(peak=10 * MiB), reading(peak=10.4 * MiB))
     assert sweep.differ("peak", reading(peak=10 * MiB), reading(peak=12 * MiB))
@@ -75,7 +94,7 @@ def test_bisection_measures_log2_releases_and_names_the_first_that_differs():
 
 
 def test_an_unknown_metric_is_refused():
-    with pytest.raises(ValueError, match="choose from leak, growth, peak, time"):
+    with pytest.raises(ValueError, match="choose from leak, retained, heap-peak, growth"):
         sweep.bisect(lambda v, label="": reading(v), ["a", "b"], "speed")
 
 
@@ -147,7 +166,7 @@ def test_cached_environments_are_reused(synthetic):
         ),
         (["bisect", "loop.numpy", "2.21.0", "2.12.1"], "OLD must be older than NEW"),
         (["bisect", "loop.numpy", "2.12.1"], "give the range as OLD NEW"),
-        (["bisect", "loop.numpy", "--metric", "speed"], "choose from leak, growth, peak, time"),
+        (["bisect", "loop.numpy", "--metric", "speed"], "choose from leak, retained, heap-peak"),
         (["bisect", "nowhere.py::step"], "no such file: nowhere.py"),
         (["envs", "remove", "9.9.9-cpu"], "no environment 9.9.9-cpu"),
         (["envs", "remove"], "or --all"),

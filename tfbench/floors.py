@@ -20,6 +20,15 @@ PEAKMEM_FLOOR = 8 * MiB
 PEAK_FLOOR, PEAK_SHARE = 1 * MiB, 0.05
 # growth per iteration: a 40-iteration window's slope is coarse
 GROWTH_FLOOR, GROWTH_SHARE = 16 * KiB, 0.25
+# what a step keeps (the heap in use, tfbench.measure.heap) is read to the byte: between
+# fresh processes a point read at most 0.65 KiB/iteration apart where nothing leaks, 0.13%
+# of the growth where it does
+RETAINED_FLOOR, RETAINED_SHARE = 1 * KiB, 0.05
+# the heap's peak is exact, but TensorFlow's threads take 2 MiB more in some processes: the
+# peak's floor (PEAK_FLOOR, PEAK_SHARE) with that added
+HEAP_PEAK_FLOOR = 2 * MiB
+# TensorFlow's footprint after import: RSS read 0.2 MiB apart, the heap 4 KiB
+FOOTPRINT_RSS_FLOOR, FOOTPRINT_HEAP_FLOOR = 4 * MiB, 512 * KiB
 
 
 def _largest(values: list[float]) -> float:
@@ -34,6 +43,16 @@ def peak(values: list[float]) -> float:
 def growth(values: list[float]) -> float:
     """The floor of a growth change between readings `values` (both sides')."""
     return max(GROWTH_FLOOR, GROWTH_SHARE * _largest(values))
+
+
+def retained(values: list[float]) -> float:
+    """The floor of a change in what a step keeps, per iteration."""
+    return max(RETAINED_FLOOR, RETAINED_SHARE * _largest(values))
+
+
+def heap_peak(values: list[float]) -> float:
+    """The floor of a change in the heap's peak increase."""
+    return max(HEAP_PEAK_FLOOR, PEAK_SHARE * _largest(values))
 
 
 def leaking_peak(values: list[float]) -> float:

@@ -27,7 +27,7 @@ from tfbench.history.envsync import record_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
-from tfbench.targets import ScenarioTarget, measure_forked
+from tfbench.targets import ScenarioTarget, measure_spawned
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,16 @@ class Figure:
 FIGURES = {
     "track_peak_increase": Figure("peak_increase_bytes", "bytes"),
     "track_growth_per_iteration": Figure("growth_bytes_per_iteration", "bytes/iteration"),
+    "track_retained_per_iteration": Figure("retained_bytes_per_iteration", "bytes/iteration"),
+    "track_heap_peak_increase": Figure("heap_peak_increase_bytes", "bytes"),
     "track_leak": Figure("leak", "leak (1) or flat (0)"),  # asv flags a release that leaks
     "track_allocator_peak": Figure("allocator_peak_bytes", "bytes"),  # GPU only
     "track_graph_ops": Figure("graph_ops", "operations"),
     "track_traces": Figure("traces", "traces"),
     "track_graph_ops_per_call": Figure("graph_ops_per_call", "operations/call"),
+    # tfbench.scenarios.footprint: a fresh process, TensorFlow imported and started
+    "track_footprint_rss": Figure("rss_bytes", "bytes"),
+    "track_footprint_heap": Figure("heap_bytes", "bytes"),
 }
 
 Grid = dict[str, list[Record]]  # key -> each repeat's record
@@ -79,13 +84,19 @@ def target(family: str, names: list[str], values: tuple) -> ScenarioTarget:
 
 
 def measure_grid(
-    family: str, params: list, names: list[str], workers: int = 2, repeats: int = REPEATS
+    family: str,
+    params: list,
+    names: list[str],
+    imports: tuple[str, ...] = (),
+    workers: int = 2,
+    repeats: int = REPEATS,
 ) -> Grid:
-    """Probe every grid point `repeats` times, each in a child forked from this process
-    (TensorFlow imported, not started), two at a time, the whole grid once before it is
-    measured again (slow drift spreads over every point); a point its scenario lacks is a
-    skip with the reason. Whether a device is usable is asked in the child: asking here
-    would start TensorFlow."""
+    """Probe every grid point `repeats` times, each in a child forked from one fresh process
+    (targets.measure_spawned: TensorFlow and `imports`, the modules that register the
+    family's scenarios, imported), two at a time, the whole grid once before it is measured
+    again (slow drift spreads over every point); a point its scenario lacks is a skip with
+    the reason. Whether a device is usable is asked in the child: asking would start
+    TensorFlow."""
     grid: Grid = {}
     todo: dict[str, ScenarioTarget] = {}
     for values in itertools.product(*params):
@@ -95,7 +106,7 @@ def measure_grid(
             todo[key(values)] = point
         except scenarios.ParamError as e:
             grid[key(values)] = [{"status": "skipped", "error": str(e)}]
-    measured = measure_forked(list(todo.values()) * repeats, workers=workers)
+    measured = measure_spawned(list(todo.values()) * repeats, workers=workers, imports=imports)
     for k, point_key in enumerate(todo):
         grid[point_key] = measured[k :: len(todo)]
     return grid

@@ -3,11 +3,11 @@ bisection that finds the release where its behaviour changes.
 
 What counts as a change between two single measurements (a bisection compares two), by
 the floors of tfbench.floors:
-- leak: the verdict flips (leak/flat), or the run's status does (a step that fails on one
-  release and runs on another);
-- growth: the two 95% intervals of the fitted slope are apart, and by more than the
-  growth floor;
-- peak: apart by more than the peak floor;
+- leak: the verdict flips (leak/flat: from what the step retains, where the heap is read),
+  or the run's status does (a step that fails on one release and runs on another);
+- retained (the heap in use) and growth (RSS): the two 95% intervals of the fitted slope
+  are apart, and by more than the figure's floor;
+- heap-peak and peak (RSS): apart by more than the figure's floor;
 - time: a ratio beyond TIME_RATIO either way (one process a side: only a large one).
 """
 
@@ -15,17 +15,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from tfbench import floors, targets
 from tfbench.history import envs
 from tfbench.measure.record import Record, measured
 
-METRICS = ("leak", "growth", "peak", "time")
+METRICS = ("leak", "retained", "heap-peak", "growth", "peak", "time")
 
 Say = Callable[[str], None]
+# metric -> (the figure, its 95% interval, its floor); (the figure, its floor)
+SLOPES = {
+    "retained": ("retained_bytes_per_iteration", "retained_interval", floors.retained),
+    "growth": ("growth_bytes_per_iteration", "growth_interval", floors.growth),
+}
+PEAKS = {
+    "heap-peak": ("heap_peak_increase_bytes", floors.heap_peak),
+    "peak": ("peak_increase_bytes", floors.peak),
+}
 
 
 def differ(metric: str, a: Record, b: Record) -> bool:
@@ -34,14 +42,18 @@ def differ(metric: str, a: Record, b: Record) -> bool:
         return a["status"] != b["status"] or metric == "leak" and a.get("leak") != b.get("leak")
     if metric == "leak":
         return a["leak"] != b["leak"]
-    if metric == "growth":
-        (lo_a, hi_a), (lo_b, hi_b) = a["growth_interval"], b["growth_interval"]
+    if metric in SLOPES:
+        figure, interval, floor = SLOPES[metric]
+        if a.get(interval) is None or b.get(interval) is None:
+            return False  # not read on one side (no heap figures there)
+        (lo_a, hi_a), (lo_b, hi_b) = a[interval], b[interval]
         apart = lo_b > hi_a or lo_a > hi_b
-        ga, gb = a["growth_bytes_per_iteration"], b["growth_bytes_per_iteration"]
-        return apart and abs(gb - ga) > floors.growth([ga, gb])
-    if metric == "peak":
-        pa, pb = a["peak_increase_bytes"], b["peak_increase_bytes"]
-        return abs(pb - pa) > floors.peak([pa, pb])
+        ga, gb = a[figure], b[figure]
+        return apart and abs(gb - ga) > floor([ga, gb])
+    if metric in PEAKS:
+        figure, floor = PEAKS[metric]
+        pa, pb = a.get(figure), b.get(figure)
+        return pa is not None and pb is not None and abs(pb - pa) > floor([pa, pb])
     ta, tb = a["seconds_per_iteration"], b["seconds_per_iteration"]
     return max(ta, tb) > floors.TIME_RATIO * min(ta, tb)
 
@@ -51,7 +63,7 @@ class Runner:
     """Measures one target in the environment of any release, saying what it does."""
 
     target: targets.Target
-    options: dict[str, Any]  # iterations, warmup, budget_bytes, timeout_s
+    limits: targets.Limits
     flavour: str = "cpu"
     root: Path | None = None
     say: Say = print
@@ -76,7 +88,8 @@ class Runner:
             self.say(f"{prefix} environment ready in {spent:.1f} s")
         start = time.monotonic()
         self.say(f"{prefix} measuring {self.target.name} ...")
-        record = self.measure(self.target, python=str(python), quiet=True, **self.options)
+        limits = replace(self.limits, python=str(python), quiet=True)
+        record = self.measure(self.target, limits)
         self.say(f"{prefix} {record['status']} in {time.monotonic() - start:.1f} s")
         return dict(record, release=version)
 

@@ -4,8 +4,8 @@ A target is a ScenarioTarget (a catalog id and its params) or a FunctionTarget (
 the name of a function in it); both travel to a measuring process as JSON. This is
 where the instrument (tfbench.measure) meets the catalog (tfbench.scenarios): `run` turns a
 target into a step inside the measuring child, `measure_forked` supervises children forked
-from this process (asv's setup_cache: TensorFlow imported, not started), and
-`measure_isolated` starts a fresh process that does the same, safe from any caller.
+from this process (TensorFlow imported, not started), and `measure_spawned` starts a fresh
+process that does the same (`measure_isolated`: one target): every measurement runs there.
 """
 
 from __future__ import annotations
@@ -14,18 +14,19 @@ import importlib.util
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from tfbench import scenarios
-from tfbench.measure import devices, record, supervisor
+from tfbench.measure import devices, heap, record, supervisor
 from tfbench.measure.child import measure_step
 from tfbench.measure.record import Record
 
@@ -164,11 +165,41 @@ def failure(e: BaseException) -> dict[str, str]:
     }
 
 
-def run(target: Target, spec: dict[str, Any], primed: bool) -> Record:
+@dataclass(frozen=True)
+class Limits:
+    """How a measurement runs: its iterations and warm-up (None: the target's own), the
+    memory budget (None: a quarter of RAM) and timeout, which interpreter (None: this one;
+    another environment's), and whether its process's output is shown."""
+
+    iterations: int | None = None
+    warmup: int | None = None
+    budget_bytes: int | None = None
+    timeout_s: float = 600.0
+    python: str | None = None
+    quiet: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """What the measuring process needs of them."""
+        return {
+            "iterations": self.iterations,
+            "warmup": self.warmup,
+            "budget_bytes": self.budget_bytes,
+            "timeout_s": self.timeout_s,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Limits:
+        return cls(**data)
+
+
+DEFAULTS = Limits()
+
+
+def run(target: Target, limits: Limits, primed: bool) -> Record:
     """Measure the target in this (child) process; every failure becomes the record's status."""
     result = describe(target)
     try:
-        ready = prepare(target, spec["iterations"], spec["warmup"])
+        ready = prepare(target, limits.iterations, limits.warmup)
         if isinstance(target, ScenarioTarget):
             result.update(params=ready.params, device=ready.device)
         result.update(
@@ -176,26 +207,23 @@ def run(target: Target, spec: dict[str, Any], primed: bool) -> Record:
                 ready.step,
                 ready.iterations,
                 ready.warmup,
-                spec["budget"],
+                limits.budget_bytes,
                 result["device"],
                 primed,
             ),
             tf_version=tf_version(),
-            budget_bytes=spec["budget"],
+            budget_bytes=limits.budget_bytes,
         )
     except Exception as e:  # the pattern itself failed: record it, never hide it
         result.update(failure(e))
     return result
 
 
+Runner = Callable[[Target, Limits, bool], Record]
+
+
 def measure_forked(
-    targets: list[Target],
-    iterations: int | None = None,
-    warmup: int | None = None,
-    budget_bytes: int | None = None,
-    timeout_s: float = 600.0,
-    workers: int = 1,
-    runner: Callable[[Target, dict[str, Any], bool], Record] = run,
+    targets: list[Target], limits: Limits = DEFAULTS, workers: int = 1, runner: Runner = run
 ) -> list[Record]:
     """Measure each target in a child forked from this process, `workers` at a time, by
     `runner` (a measurement; tfbench.explain's explaining run).
@@ -207,39 +235,52 @@ def measure_forked(
             import tensorflow  # noqa: F401  (once here rather than in every child)
         except ImportError:
             pass  # the child reports it
-    budget = budget_bytes or supervisor.default_budget_bytes()
-    spec = {"iterations": iterations, "warmup": warmup, "budget": budget}
+    budget = limits.budget_bytes or supervisor.default_budget_bytes()
+    limits = replace(limits, budget_bytes=budget)
     return supervisor.fork_each(
-        targets, lambda t, primed: runner(t, spec, primed), describe, budget, timeout_s, workers
+        targets,
+        lambda t, primed: runner(t, limits, primed),
+        describe,
+        budget,
+        limits.timeout_s,
+        workers,
     )
 
 
 def run_isolated(
-    module: str, spec: dict[str, Any], python: str | None = None, quiet: bool = False
+    module: str, spec: dict[str, Any], limits: Limits, counted: bool = True
 ) -> tuple[Any, int, str]:
-    """`python -m MODULE SPEC OUT` in a fresh process (this interpreter's, or `python`'s: a
-    release environment's, tfbench.history.envs), tfbench imported from its source: (what
-    it wrote to OUT, None if nothing; its exit code; its last lines, with `quiet`). What
-    the process prints goes to stderr, or with `quiet` nowhere."""
+    """`python -m MODULE SPEC OUT` in a fresh process (`limits.python`: a release
+    environment's, tfbench.history.envs; else this interpreter with this process's path),
+    tfbench imported from its source, every allocation through glibc's malloc and counted
+    (tfbench.measure.heap; not `counted`: Python's own allocator, as a user runs): (what it
+    wrote to OUT, None if nothing; its exit code; its last lines, when quiet). What the
+    process prints goes to stderr, or when quiet nowhere.
+
+    Every measuring parent starts like this, whoever asks: a reading does not depend on
+    what the caller's heap went through (asv's forkserver differs from one run to the next).
+    """
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec_path.write_text(json.dumps(spec))
-        # The child imports tfbench from its source and nothing else from here: another
-        # environment's packages (its TensorFlow) must not be shadowed by this one's.
+        spec_path.write_text(json.dumps({**spec, "limits": limits.to_json()}))
+        # Another environment's packages (its TensorFlow) must not be shadowed by this
+        # one's: its process imports tfbench from its source and nothing else from here.
         source = Path(tmp) / "code"
         source.mkdir()
         (source / "tfbench").symlink_to(Path(__file__).resolve().parent)
+        path = [str(source)] if limits.python else [str(source), *filter(None, sys.path)]
         env = dict(
             os.environ,
             TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
-            PYTHONPATH=str(source),
+            PYTHONPATH=os.pathsep.join(path),
+            **(heap.preload_env() if counted else {}),
         )
         log = Path(tmp) / "log"
         with open(log, "w") as printed:
             exit_code = subprocess.call(
-                [python or sys.executable, "-m", module, str(spec_path), str(out_path)],
-                stdout=printed if quiet else sys.stderr,
-                stderr=subprocess.STDOUT if quiet else None,
+                [limits.python or sys.executable, "-m", module, str(spec_path), str(out_path)],
+                stdout=printed if limits.quiet else sys.stderr,
+                stderr=subprocess.STDOUT if limits.quiet else None,
                 env=env,
             )
         out = json.loads(out_path.read_text()) if out_path.exists() else None
@@ -260,37 +301,58 @@ def died(target: Target, exit_code: int, last: str, python: str | None) -> Recor
     return result
 
 
-def measure_isolated(
-    target: Target,
-    iterations: int | None = None,
-    warmup: int | None = None,
-    budget_bytes: int | None = None,
-    timeout_s: float = 600.0,
-    python: str | None = None,
-    quiet: bool = False,
-) -> Record:
-    """Measure a target in a child of a fresh Python process (safe from any caller), with
-    `quiet` the process's output joining the error only if it dies without a record.
+def measure_spawned(
+    targets: list[Target], limits: Limits = DEFAULTS, workers: int = 1, imports: tuple = ()
+) -> list[Record]:
+    """measure_forked in a fresh process (run_isolated), `imports` imported there first:
+    the modules that register scenarios outside the catalog (a benchmark module's)."""
+    spec = {"targets": [to_json(t) for t in targets], "workers": workers, "imports": imports}
+    out, exit_code, last = run_isolated("tfbench.targets", spec, limits)
+    return out or [died(t, exit_code, last, limits.python) for t in targets]
+
+
+def measure_isolated(target: Target, limits: Limits = DEFAULTS) -> Record:
+    """Measure a target in a child of a fresh Python process (safe from any caller), when
+    quiet the process's output joining the error only if it dies without a record.
 
     Its "status" is ok, over_budget, timeout, skipped, error or bad_input.
     """
-    spec = {
-        "targets": [to_json(target)],
-        "iterations": iterations,
-        "warmup": warmup,
-        "budget": budget_bytes,
-        "timeout": timeout_s,
-    }
-    out, exit_code, last = run_isolated("tfbench.targets", spec, python, quiet)
-    return out[0] if out else died(target, exit_code, last, python)
+    (found,) = measure_spawned([target], limits)
+    return found
+
+
+def measure_footprint(device: str, limits: Limits = DEFAULTS, repeats: int = 3) -> Record:
+    """TensorFlow's footprint on `device` (tfbench.scenarios.footprint), each figure the
+    median of `repeats` fresh processes: RSS as a user's process holds it (Python's own
+    allocator), the heap in use with every allocation counted."""
+    found: dict[str, list] = {"rss_bytes": [], "heap_bytes": [], "import_seconds": []}
+    record = Record(scenario="footprint", params={"device": device}, device=device)
+    for k in range(2 * repeats):
+        spec = {"device": device}
+        out, code, last = run_isolated("tfbench.scenarios.footprint", spec, limits, k % 2 == 1)
+        if not out or out["status"] != "ok":
+            failed = out or died(ScenarioTarget("footprint"), code, last, limits.python)
+            record.update(status=failed["status"], error=failed.get("error"))
+            return record
+        figures = ("heap_bytes",) if k % 2 else ("rss_bytes", "import_seconds")
+        for figure in figures:
+            found[figure].append(out[figure])
+        record.update(tf_version=out["tf_version"], heap_note=out["heap_note"])
+    record.update(
+        status="ok",
+        repeats=repeats,
+        **{k: statistics.median(v) if None not in v else None for k, v in found.items()},
+    )
+    return record
 
 
 def _main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
+    for module in spec.get("imports", ()):
+        importlib.import_module(module)
     targets = [from_json(t) for t in spec["targets"]]
-    results = measure_forked(
-        targets, spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"]
-    )
+    limits = Limits.from_json(spec["limits"])
+    results = measure_forked(targets, limits, spec.get("workers", 1))
     Path(out_path).write_text(json.dumps(results))
 
 

@@ -200,9 +200,13 @@ def read(path: Path = FILE) -> dict[str, dict[str, str]]:
     return data["families"]
 
 
+def _module(key: str) -> str:
+    return f"tfbench.scenarios.{key}"
+
+
 def code_digest(key: str, root: Path = ROOT) -> str:
     """The digest of family `key`'s measuring code in the project at `root`."""
-    return digest(measuring_files(f"tfbench.scenarios.{key}", root), root)
+    return digest(measuring_files(_module(key), root), root)
 
 
 def family(key: str, path: Path = FILE) -> Family:
@@ -216,17 +220,19 @@ def families(path: Path = FILE) -> list[Family]:
 
 def record(keys: list[str], new: bool, path: Path = FILE) -> list[Family]:
     """Record the code of these families as it is: with `new`, under a new version (what
-    they measure changed); otherwise under their version (a refactor)."""
+    they measure changed; a scenario module not recorded yet becomes a family); otherwise
+    under their version (a refactor)."""
     recorded = read(path)
-    unknown = sorted(set(keys) - set(recorded))
+    added = {k for k in keys if new and k not in recorded and sources.origin(_module(k))}
+    unknown = sorted(set(keys) - set(recorded) - added)
     if unknown:
         raise KeyError(f"no such family: {', '.join(unknown)}; families: {', '.join(recorded)}")
     changed = []
-    for found in families(path):
-        if found.key in keys:
-            version = found.code if new else found.version
-            recorded[found.key] = {"version": version, "code": found.code}
-            changed.append(Family(found.key, version, found.code, found.code))
+    for key in sorted(keys):
+        code = code_digest(key)
+        version = code if new else recorded[key]["version"]
+        recorded[key] = {"version": version, "code": code}
+        changed.append(Family(key, version, code, code))
     write(recorded, path)
     return changed
 

@@ -17,7 +17,11 @@ def add(sub: Subcommands) -> None:
     )
     common.add_target(b)
     b.add_argument("range", nargs="*", metavar="OLD NEW", help="tracked releases (default: all)")
-    b.add_argument("--metric", default="leak", help="leak (default), growth, peak or time")
+    b.add_argument(
+        "--metric",
+        default="leak",
+        help="leak (default), retained, heap-peak (the heap), growth, peak (RSS) or time",
+    )
     common.add_measuring(b)
     common.add_json(b)
     common.add_environments(b)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tfbench.measure.steps import MAX_ITERATIONS
 from tfbench.units import MiB
 
 if TYPE_CHECKING:
-    from tfbench.targets import Target
+    from tfbench.targets import Limits, Target
 
 EXIT_BAD_INPUT = 2
 FLAVOURS = ("cpu", "gpu")
@@ -112,20 +112,22 @@ def target(text: str, given: list[str]) -> Target:
     return ScenarioTarget(text, bound)
 
 
-def measuring(args: argparse.Namespace) -> dict[str, Any]:
-    """The measuring options, checked: keyword arguments of the measuring functions."""
+def measuring(args: argparse.Namespace) -> Limits:
+    """The measuring options, checked."""
     for name in ("iterations", "warmup", "budget_mib", "timeout"):
         value, least = getattr(args, name), 0 if name == "warmup" else 1
         if value is not None and value < least:
             raise BadInput(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
     if (args.iterations or 0) + (args.warmup or 0) > MAX_ITERATIONS:
         raise BadInput(f"--iterations + --warmup must be at most {MAX_ITERATIONS}")
-    return {
-        "iterations": args.iterations,
-        "warmup": args.warmup,
-        "budget_bytes": args.budget_mib * MiB if args.budget_mib else None,
-        "timeout_s": args.timeout or 600,
-    }
+    from tfbench.targets import Limits
+
+    return Limits(
+        iterations=args.iterations,
+        warmup=args.warmup,
+        budget_bytes=args.budget_mib * MiB if args.budget_mib else None,
+        timeout_s=args.timeout or 600,
+    )
 
 
 def flavour(args: argparse.Namespace) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
-from tfbench.measure.record import Record, measured, stopped_in_warmup
+from tfbench.measure.record import RSS_ONLY, Record, measured, rss_only_growth, stopped_in_warmup
 from tfbench.measure.verdict import MIN_READINGS
 from tfbench.units import format_bytes
 
@@ -49,35 +49,67 @@ def result(r: Record) -> str:
     lines += [
         f"  iterations             {ran}",
         f"  time per iteration     {seconds}",
-        f"  peak increase          {_bytes(r['peak_increase_bytes'])}   (method {r['method']})",
-        f"  growth per iteration   {_bytes(r['growth_bytes_per_iteration'])}/iteration"
-        f"   -> {verdict}",
+        *_heap_lines(r, verdict),
+        f"  RSS peak increase      {_bytes(r['peak_increase_bytes'])}   (method {r['method']})",
+        f"  RSS growth/iteration   {_bytes(r['growth_bytes_per_iteration'])}/iteration"
+        + (f"   -> {verdict}" if r.get("leak_basis") != "heap" else ""),
         f"  allocator peak         {_bytes(r.get('allocator_peak_bytes'))}",
     ]
+    if rss_only_growth(r):
+        lines.append(f"  note: {RSS_ONLY}")
     return "\n".join(lines)
+
+
+def _heap_lines(r: Record, verdict: str) -> list[str]:
+    """What the step keeps and its heap's peak (tfbench.measure.heap), or why not read."""
+    lines = []
+    if r.get("retained_bytes_per_iteration") is not None:
+        low, high = r["retained_interval"]
+        lines.append(
+            f"  retained/iteration     {_bytes(r['retained_bytes_per_iteration'])}/iteration"
+            f" [{_bytes(low)}, {_bytes(high)}]   -> {verdict}"
+        )
+    if r.get("heap_peak_increase_bytes") is not None:
+        lines.append(f"  heap peak increase     {_bytes(r['heap_peak_increase_bytes'])}   (exact)")
+    if r.get("heap_note"):
+        lines.append(f"  heap: {r['heap_note']}")
+    return lines
 
 
 def _row(r: Record) -> str:
     if not measured(r):
         return f"{r['release']:<9} {r['status']}: {r.get('error') or ''}".rstrip()
-    low, high = r["growth_interval"]
     verdict = {True: "LEAK", False: "flat"}.get(r["leak"], "no verdict")
+    retained = r.get("retained_bytes_per_iteration")
+    interval = r.get("retained_interval") or (None, None)
+    kept = (
+        f"{_bytes(retained):>11} [{_bytes(interval[0])}, {_bytes(interval[1])}]"
+        if retained is not None
+        else f"{'n/a':>11}"
+    )
     return (
         f"{r['release']:<9} {r['seconds_per_iteration'] * 1e3:>9.3f} ms  "
-        f"{_bytes(r['peak_increase_bytes']):>11}  {_bytes(r['growth_bytes_per_iteration']):>11}"
-        f" [{_bytes(low)}, {_bytes(high)}]  {verdict}  {r['status']}"
+        f"{_bytes(r.get('heap_peak_increase_bytes')):>11}  {kept}"
+        f"  {_bytes(r['peak_increase_bytes']):>11}  {_bytes(r['growth_bytes_per_iteration']):>11}"
+        f"  {verdict}{'*' if rss_only_growth(r) else ''}  {r['status']}"
     )
 
 
+HEADER = (
+    "release    time/iter    heap peak  retained/iter [95% interval]     RSS peak  "
+    "RSS growth  leak  status"
+)
+
+
 def releases(records: list[Record]) -> str:
-    """One row per release: time per iteration, peak increase, growth per iteration with
-    its 95% interval, leak verdict, status."""
+    """One row per release: time per iteration, the heap's peak increase and what a step
+    keeps (with its 95% interval), RSS's peak increase and growth, leak verdict, status."""
     head = records[0]
-    lines = [
-        f"{head['scenario']}  {_params(head)}".rstrip(),
-        "release    time/iter   peak incr.   growth/iter [95% interval]  leak  status",
-    ]
-    return "\n".join(lines + [_row(r) for r in records])
+    lines = [f"{head['scenario']}  {_params(head)}".rstrip(), HEADER]
+    lines += [_row(r) for r in records]
+    if any(measured(r) and rss_only_growth(r) for r in records):
+        lines.append(f"* {RSS_ONLY}")
+    return "\n".join(lines)
 
 
 def bisection(found: Bisection) -> str:
@@ -91,7 +123,7 @@ def bisection(found: Bisection) -> str:
         head = f"{found.metric}: no change between the ends of the range"
     order = {r["release"]: r for r in found.readings}
     rows = [_row(order[v]) for v in sorted(order, key=Version)]
-    return "\n".join([head, "readings (release order):", *rows])
+    return "\n".join([head, "readings (release order):", HEADER, *rows])
 
 
 def _value(v: float | None, unit: str) -> str:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import tfbench
-from tfbench.targets import Target, died, run_isolated, to_json
+from tfbench.targets import DEFAULTS, Limits, Target, died, run_isolated, to_json
 
 MEMRAY = "memray==1.20.0"  # native attribution (Bloomberg's; Linux and macOS)
 
@@ -35,24 +35,9 @@ def memray_path(python: str | None) -> str | None:
     return str(folder)
 
 
-def explain_isolated(
-    target: Target,
-    iterations: int | None = None,
-    warmup: int | None = None,
-    budget_bytes: int | None = None,
-    timeout_s: float = 600.0,
-    python: str | None = None,
-    quiet: bool = False,
-) -> dict:
-    """Explain a target's growth in a fresh process (this interpreter's, or `python`'s),
-    bounded like a measurement: its record, with `layer` and `conclusion`."""
-    spec = {
-        "targets": [to_json(target)],
-        "iterations": iterations,
-        "warmup": warmup,
-        "budget": budget_bytes,
-        "timeout": timeout_s,
-        "memray_path": memray_path(python),
-    }
-    out, exit_code, last = run_isolated("tfbench.explain.probe", spec, python, quiet)
-    return out[0] if out else dict(died(target, exit_code, last, python))
+def explain_isolated(target: Target, limits: Limits = DEFAULTS) -> dict:
+    """Explain a target's growth in a fresh process (this interpreter's, or a release
+    environment's), bounded like a measurement: its record, with `layer` and `conclusion`."""
+    spec = {"targets": [to_json(target)], "memray_path": memray_path(limits.python)}
+    out, exit_code, last = run_isolated("tfbench.explain.probe", spec, limits)
+    return out[0] if out else dict(died(target, exit_code, last, limits.python))

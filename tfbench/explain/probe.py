@@ -197,7 +197,7 @@ def native_window(step: Callable[[], Any], calls: int, extra_path: str | None) -
 
 
 def explain(
-    target: Target, spec: dict[str, Any], primed: bool, memray_path: str | None = None
+    target: Target, limits: targets.Limits, primed: bool, memray_path: str | None = None
 ) -> dict[str, Any]:
     """The step's growth read layer by layer in this (child) process (`memray_path`: where
     memray is, if not among this environment's packages); a failure becomes the record's
@@ -209,12 +209,12 @@ def explain(
         "tfbench explain: its own run, traced (its figures are not a measurement's)"
     )
     try:
-        ready = targets.prepare(target, spec["iterations"], spec["warmup"])
+        ready = targets.prepare(target, limits.iterations, limits.warmup)
         devices.start_runtime(ready.device)
         for _ in range(ready.warmup):
             ready.step()
         calls = ready.iterations
-        reading = steps.measure(ready.step, calls, 0, spec["budget"])
+        reading = steps.measure(ready.step, calls, 0, limits.budget_bytes)
         result.update(
             params=ready.params,
             tf_version=targets.tf_version(),
@@ -242,9 +242,9 @@ def _main(spec_path: str, out_path: str) -> None:
     memray = spec.get("memray_path")
     found = targets.measure_forked(
         [targets.from_json(t) for t in spec["targets"]],
-        spec["iterations"], spec["warmup"], spec["budget"], spec["timeout"],
-        runner=lambda target, measuring, primed: explain(target, measuring, primed, memray),
-    )  # fmt: skip
+        targets.Limits.from_json(spec["limits"]),
+        runner=lambda target, limits, primed: explain(target, limits, primed, memray),
+    )
     Path(out_path).write_text(json.dumps(found))
 
 

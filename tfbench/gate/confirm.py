@@ -30,7 +30,11 @@ def main(spec_path: str, out_path: str) -> None:
         module, _, name = module_class.rpartition(".")
         costs = getattr(importlib.import_module(f"{suite.name}.{module}"), name)
         grid = probes.measure_grid(
-            costs.family, [[v] for v in values], costs.param_names, repeats=spec["repeats"]
+            costs.family,
+            [[v] for v in values],
+            costs.param_names,
+            (costs.__module__,),
+            repeats=spec["repeats"],
         )
         for key, repeats in grid.items():
             out.setdefault(module_class, {})[key] = [record.kept(r) for r in repeats]

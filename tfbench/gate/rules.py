@@ -199,12 +199,22 @@ RULES = {
     "track_peak_increase": _apart(floors.peak, "peak increase"),
     "track_allocator_peak": _apart(floors.peak, "allocator peak"),
     "track_growth_per_iteration": _apart(floors.growth, "growth"),
+    "track_retained_per_iteration": _apart(floors.retained, "retained"),
+    "track_heap_peak_increase": _apart(floors.heap_peak, "heap peak increase"),
+    "track_footprint_rss": _apart(lambda values: floors.FOOTPRINT_RSS_FLOOR, "footprint RSS"),
+    "track_footprint_heap": _apart(lambda values: floors.FOOTPRINT_HEAP_FLOOR, "footprint heap"),
     "track_leak": leak_rule,
     "track_": _apart(lambda values: 0.0, "count"),  # graph ops, traces: exact counts
 }
 
 
-LEAKING_PEAK = _apart(floors.leaking_peak, "peak increase of a leaking pattern")
+# The peak of a pattern that leaks is its growth over the window: read as precisely as that.
+LEAKING_PEAKS = {
+    "track_peak_increase": _apart(floors.leaking_peak, "peak increase of a leaking pattern"),
+    "track_heap_peak_increase": _apart(
+        floors.leaking_peak, "heap peak increase of a leaking pattern"
+    ),
+}
 
 
 def point_name(point: Point) -> str:
@@ -253,8 +263,8 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
         found = _status(point, a, b)
         if found is None and point in a.runs and point in b.runs:
             rule = rule_for(method)
-            if method == "track_peak_increase" and _leaks(point, a, b):
-                rule = LEAKING_PEAK
+            if method in LEAKING_PEAKS and _leaks(point, a, b):
+                rule = LEAKING_PEAKS[method]
             found = rule(a.runs[point], b.runs[point], bench.get("unit") or "")
         if found is None:
             continue

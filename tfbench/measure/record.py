@@ -23,12 +23,20 @@ class Record(TypedDict, total=False):
     peak_increase_bytes: int | None
     growth_bytes_per_iteration: float | None  # the warm-up's when stopped in warm-up
     growth_interval: list[float]  # its 95% confidence interval, low and high
+    rss_leak: bool | None  # the verdict of RSS alone
+    # the heap (tfbench.measure.heap): None where it cannot be read, heap_note says why
+    retained_bytes_per_iteration: float | None  # the slope of the heap in use
+    retained_interval: list[float] | None  # its 95% confidence interval
+    heap_peak_increase_bytes: int | None  # the heap's exact high-water over its start
+    heap_note: str | None
     leak: bool | None  # None: no verdict (too few measured iterations)
+    leak_basis: str  # heap (retained bytes) or rss
     method: str | None  # how the peak was read: vmhwm, psutil-sampling (+unprimed)
     allocator_peak_bytes: int | None  # GPU only
     baseline_rss_bytes: int
     rss_bytes: list[int]  # after each measured iteration
     warmup_rss_bytes: list[int]  # after each warm-up iteration
+    heap_bytes: list[int]  # heap in use after each measured iteration
     counters: dict[str, int]  # graph_ops, traces, ... where the pattern is about them
 
 
@@ -39,10 +47,22 @@ FIGURES = (
     "seconds_per_iteration",
     "peak_increase_bytes",
     "growth_bytes_per_iteration",
+    "retained_bytes_per_iteration",
+    "heap_peak_increase_bytes",
     "leak",
     "method",
     "allocator_peak_bytes",
 )
+# The figures a point's repeats are combined into by their median.
+MEDIANS = (
+    "seconds_per_iteration",
+    "peak_increase_bytes",
+    "growth_bytes_per_iteration",
+    "retained_bytes_per_iteration",
+    "heap_peak_increase_bytes",
+    "allocator_peak_bytes",
+)
+VERDICTS = ("leak", "rss_leak")
 
 
 def blank(scenario: str, params: dict[str, Any], device: str, tf_version: str | None) -> Record:
@@ -68,7 +88,27 @@ def stopped_in_warmup(record: Record) -> bool:
 
 
 # What a repeat keeps beside the results (its per-iteration RSS lists stay out).
-KEPT_KEYS = ("status", "error", *FIGURES, "warmup_run", "growth_interval", "counters")
+KEPT_KEYS = (
+    "status",
+    "error",
+    *FIGURES,
+    "warmup_run",
+    "growth_interval",
+    "retained_interval",
+    "rss_leak",
+    "leak_basis",
+    "heap_note",
+    "counters",
+)
+
+
+RSS_ONLY = "RSS grows, nothing retained: allocator caching or fragmentation, not a leak"
+
+
+def rss_only_growth(record: Record) -> bool:
+    """RSS calls it a leak and the heap, read, does not: the process grows without the
+    step keeping anything (RSS_ONLY)."""
+    return bool(record.get("rss_leak")) and record.get("leak") is False
 
 
 def kept(record: Record) -> dict[str, Any]:
@@ -78,23 +118,20 @@ def kept(record: Record) -> dict[str, Any]:
 
 def combine(repeats: list[Record]) -> Record:
     """One record for a point measured in several fresh processes: the median of each
-    figure over the repeats that measured, the leak verdict of the majority (a tie is no
+    figure over the repeats that measured, each verdict of the majority (a tie is no
     verdict), the first repeat's reason when none measured."""
     done = [r for r in repeats if measured(r)]
     if not done:
         return dict(repeats[0], repeats=len(repeats), measured=0)
     out = dict(done[0], repeats=len(repeats), measured=len(done))
-    for figure in (
-        "seconds_per_iteration",
-        "peak_increase_bytes",
-        "growth_bytes_per_iteration",
-        "allocator_peak_bytes",
-    ):
+    for figure in MEDIANS:
         values = [r[figure] for r in done if r.get(figure) is not None]
         out[figure] = statistics.median(values) if values else None
-    verdicts = [r["leak"] for r in done if r.get("leak") is not None]
-    leaks = sum(verdicts)
-    out["leak"] = None if not verdicts or 2 * leaks == len(verdicts) else 2 * leaks > len(verdicts)
+    for verdict in VERDICTS:
+        verdicts = [r[verdict] for r in done if r.get(verdict) is not None]
+        leaks = sum(verdicts)
+        tie = not verdicts or 2 * leaks == len(verdicts)
+        out[verdict] = None if tie else 2 * leaks > len(verdicts)
     names = {name for r in done for name in r.get("counters", {})}
     out["counters"] = {
         n: statistics.median(r["counters"][n] for r in done if n in r.get("counters", {}))

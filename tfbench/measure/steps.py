@@ -1,8 +1,9 @@
-"""The step loop in one process: peak, growth, time of a step function.
+"""The step loop in one process: peak, growth, time of a step function, in RSS and in the
+heap (what the step's allocations hold, tfbench.measure.heap).
 
-Peak increase is read from before the first iteration (warm-up included): glibc keeps
-freed memory, so a baseline taken after warm-up hides transient peaks. Growth is fitted
-only after warm-up, when caches, traces and allocator pools have settled.
+Peaks are read from before the first iteration (warm-up included): glibc keeps freed
+memory, so a baseline taken after warm-up hides transient peaks. Growth is fitted only
+after warm-up, when caches, traces and allocator pools have settled.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tfbench.measure import heap
 from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
 from tfbench.measure.verdict import leak_verdict, theil_sen_interval, theil_sen_slope
 
@@ -33,12 +35,50 @@ class Reading:
     # fitted over the measured iterations; over the warm-up when stopped before them
     growth_bytes_per_iteration: float
     growth_interval: tuple[float, float]  # its 95% confidence interval (Sen's)
-    leak: bool | None  # None: too few measured iterations for a verdict (verdict.MIN_READINGS)
+    rss_leak: bool | None  # what RSS alone says (None: too few measured iterations)
+    # The heap (tfbench.measure.heap): what the step keeps, and its exact high-water mark;
+    # None where the heap cannot be read (heap_note says why).
+    retained_bytes_per_iteration: float | None
+    retained_interval: tuple[float, float] | None
+    heap_peak_increase_bytes: int | None
+    heap_note: str | None
+    leak: bool | None  # from retained bytes where read, else from RSS (leak_basis)
+    leak_basis: str  # "heap" or "rss"
     method: str
     baseline_rss_bytes: int
     status: str  # "ok" or "over_budget"
     rss_bytes: list[int]  # after each measured iteration
     warmup_rss_bytes: list[int]  # after each warm-up iteration
+    heap_bytes: list[int]  # heap in use after each measured iteration
+
+
+class _Series:
+    """Readings after each iteration, preallocated (no growth of ours), warm-up apart."""
+
+    def __init__(self, iterations: int, warmup: int) -> None:
+        self.warmup = warmup
+        self.rss = array.array("q", bytes(8 * iterations))
+        self.heap = array.array("q", bytes(8 * iterations))
+        self.seconds = array.array("d", bytes(8 * iterations))
+        self.early = array.array("q", bytes(8 * warmup))
+        self.done = self.ran = 0
+
+    def add(self, k: int, seconds: float, rss: int, in_use: int | None) -> None:
+        self.ran += 1
+        if k < self.warmup:
+            self.early[k] = rss
+            return
+        self.seconds[self.done], self.rss[self.done] = seconds, rss
+        self.heap[self.done] = in_use or 0
+        self.done += 1
+
+    def measured(self, which: array.array) -> np.ndarray:
+        return np.frombuffer(which, dtype=np.int64)[: self.done].astype(np.float64)
+
+    def warmed(self) -> np.ndarray:
+        return np.frombuffer(self.early, dtype=np.int64)[: min(self.ran, self.warmup)].astype(
+            np.float64
+        )
 
 
 def measure(
@@ -56,47 +96,68 @@ def measure(
         raise ValueError("iterations must be >= 1 and warmup >= 0")
     if iterations + warmup > MAX_ITERATIONS:
         raise ValueError(f"iterations + warmup must be at most {MAX_ITERATIONS}")
-    meter = meter or PeakMeter()
-    readings = array.array("q", bytes(8 * iterations))  # preallocated: no growth of ours
-    durations = array.array("d", bytes(8 * iterations))
-    early = array.array("q", bytes(8 * warmup))
+    meter, counter = meter or PeakMeter(), heap.PeakCounter()
+    series = _Series(iterations, warmup)
+    read_heap = heap.in_use if heap.in_use() is not None else lambda: None
     gc.collect()
     trim_heap()
-    baseline = rss_bytes()
+    baseline, heap_baseline = rss_bytes(), counter.in_use()
     meter.reset()
-    status, done, ran = "ok", 0, 0
+    counter.reset()
+    status = "ok"
     try:
         for k in range(warmup + iterations):
             start = time.perf_counter()
             step()
             elapsed = time.perf_counter() - start
-            rss, ran = rss_bytes(), ran + 1
-            if k >= warmup:
-                durations[done], readings[done] = elapsed, rss
-                done += 1
-            else:
-                early[k] = rss
+            rss = rss_bytes()
+            series.add(k, elapsed, rss, read_heap())
             if rss > budget_bytes:
                 status = "over_budget"
                 break
-        peak = meter.peak()
+        peak, heap_peak = meter.peak(), counter.peak()
     finally:
         meter.close()
-    measured = np.frombuffer(readings, dtype=np.int64)[:done].astype(np.float64)
-    warmed = np.frombuffer(early, dtype=np.int64)[: min(ran, warmup)].astype(np.float64)
-    slope = theil_sen_slope(measured if done else warmed)
+    return _reading(series, status, baseline, peak, heap_baseline, heap_peak, meter.method)
+
+
+def _reading(
+    series: _Series,
+    status: str,
+    baseline: int,
+    peak: int,
+    heap_baseline: int | None,
+    heap_peak: int | None,
+    method: str,
+) -> Reading:
+    done, rss, warmed = series.done, series.measured(series.rss), series.warmed()
+    slope = theil_sen_slope(rss if done else warmed)
+    rss_leak = leak_verdict(rss, slope)
+    note = heap.why_not()
+    retained = interval = heap_leak = None
+    if heap.in_use() is not None and done:
+        kept = series.measured(series.heap)
+        retained, interval = theil_sen_slope(kept), theil_sen_interval(kept)
+        heap_leak = leak_verdict(kept, retained)
     return Reading(
         iterations=done,
-        warmup=warmup,
+        warmup=series.warmup,
         warmup_run=len(warmed),
-        seconds_per_iteration=float(sum(durations[:done]) / done) if done else None,
+        seconds_per_iteration=float(sum(series.seconds[:done]) / done) if done else None,
         peak_increase_bytes=max(0, peak - baseline),
         growth_bytes_per_iteration=slope,
-        growth_interval=theil_sen_interval(measured if done else warmed),
-        leak=leak_verdict(measured, slope),
-        method=meter.method,
+        growth_interval=theil_sen_interval(rss if done else warmed),
+        rss_leak=rss_leak,
+        retained_bytes_per_iteration=retained,
+        retained_interval=interval,
+        heap_peak_increase_bytes=None if heap_peak is None else max(0, heap_peak - heap_baseline),
+        heap_note=note or heap.why_not(peak=True),
+        leak=rss_leak if retained is None else heap_leak,
+        leak_basis="rss" if retained is None else "heap",
+        method=method,
         baseline_rss_bytes=baseline,
         status=status,
-        rss_bytes=[int(r) for r in measured],
+        rss_bytes=[int(r) for r in rss],
         warmup_rss_bytes=[int(r) for r in warmed],
+        heap_bytes=[int(h) for h in series.measured(series.heap)] if retained is not None else [],
     )

@@ -16,6 +16,9 @@ from tfbench.units import MiB
 # by megabytes between iterations), and to be sustained: each third of the readings sits
 # above the one before by at least a quarter of the fitted growth per third, so a one-off
 # step (a pool filling) is not a leak.
+# The same rule reads RSS and the heap in use (tfbench.measure.steps); over a short window
+# the heap of a pattern that does not leak still grows by what its caches fill, up to about
+# 0.3 MiB (a tf.function called with new tensors, 300 calls; docs/measuring.md).
 LEAK_MIN_BYTES = 1 * MiB
 NOISE_FACTOR = 3
 MIN_READINGS = 9
