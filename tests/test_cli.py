@@ -37,7 +37,8 @@ def test_measure_json_has_the_documented_fields():
 def test_measure_prints_a_readable_report(synthetic):
     run = run_cli("measure", synthetic("leak_1mib"), "--iterations", "50")
     assert run.returncode == 0
-    assert "growth per iteration   1.00 MiB/iteration   -> LEAK" in run.stdout
+    assert "retained/iteration     1.00 MiB/iteration [1.00 MiB, 1.00 MiB]   -> LEAK" in run.stdout
+    assert "RSS growth/iteration   1.00 MiB/iteration" in run.stdout
 
 
 def _bad(*args):

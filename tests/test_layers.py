@@ -29,6 +29,7 @@ ALLOWED = {
     "explain": {"units", "measure", "targets", "history", "explain"},
     "gate": {"units", "floors", "history", "measure", "probes", "gate"},
     "sweep": {"units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
+    "nightly": {"units", "floors", "measure", "targets", "history", "sweep", "nightly"},
     "publish": {"units", "history", "gate", "probes", "scenarios", "publish"},
     "cli": {
         "units",
@@ -41,6 +42,7 @@ ALLOWED = {
         "publish",
         "explain",
         "versions",
+        "nightly",
         "cli",
     },
     "__main__": {"cli"},

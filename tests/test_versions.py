@@ -62,12 +62,12 @@ def test_comments_docstrings_formatting_renames_and_moves_keep_every_version(tmp
 
 def test_a_change_to_the_probe_window_changes_every_version(tmp_path):
     root = copy_project(tmp_path)
-    # the baseline read before the heap is trimmed: a different window
+    # the baseline read without trimming the heap first: a different window
     edit(
         root,
         "tfbench/measure/steps.py",
-        "    trim_heap()\n    baseline = rss_bytes()\n",
-        "    baseline = rss_bytes()\n    trim_heap()\n",
+        "    trim_heap()\n    baseline, heap_baseline",
+        "    baseline, heap_baseline",
     )
     changed = digests(root)
     assert all(changed[k] != d for k, d in digests().items())

@@ -36,6 +36,14 @@ PEAKS = {
 }
 
 
+def floor(metric: str, values: list[float]) -> float:
+    """How far apart readings `values` (both sides') of a metric must be to count as a change
+    (time: TIME_RATIO of the smaller)."""
+    if metric == "time":
+        return (floors.TIME_RATIO - 1) * min(map(abs, values))
+    return (SLOPES.get(metric) or PEAKS[metric])[-1](values)
+
+
 def differ(metric: str, a: Record, b: Record) -> bool:
     """Whether b's behaviour differs from a's on this metric (see the module's rules)."""
     if not (measured(a) and measured(b)):

@@ -247,12 +247,25 @@ def measure_forked(
     )
 
 
+def _import_root(module: str) -> str:
+    """The directory `module` (imported here) is imported from: `benchmarks.loops` from the
+    directory holding `benchmarks/`."""
+    file = Path(sys.modules[module].__file__).resolve()
+    return str(file.parents[module.count(".")])
+
+
 def run_isolated(
-    module: str, spec: dict[str, Any], limits: Limits, counted: bool = True
+    module: str,
+    spec: dict[str, Any],
+    limits: Limits,
+    counted: bool = True,
+    imports: tuple[str, ...] = (),
 ) -> tuple[Any, int, str]:
     """`python -m MODULE SPEC OUT` in a fresh process (`limits.python`: a release
-    environment's, tfbench.history.envs; else this interpreter with this process's path),
-    tfbench imported from its source, every allocation through glibc's malloc and counted
+    environment's, tfbench.history.envs; else this interpreter), tfbench imported from its
+    source and `imports` (modules imported here) from where they were, nothing else from
+    this process's path (asv's puts its own `benchmarks` module first), every allocation
+    through glibc's malloc and counted
     (tfbench.measure.heap; not `counted`: Python's own allocator, as a user runs): (what it
     wrote to OUT, None if nothing; its exit code; its last lines, when quiet). What the
     process prints goes to stderr, or when quiet nowhere.
@@ -262,13 +275,15 @@ def run_isolated(
     """
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
-        spec_path.write_text(json.dumps({**spec, "limits": limits.to_json()}))
+        spec_path.write_text(
+            json.dumps({**spec, "limits": limits.to_json(), "imports": list(imports)})
+        )
         # Another environment's packages (its TensorFlow) must not be shadowed by this
         # one's: its process imports tfbench from its source and nothing else from here.
         source = Path(tmp) / "code"
         source.mkdir()
         (source / "tfbench").symlink_to(Path(__file__).resolve().parent)
-        path = [str(source)] if limits.python else [str(source), *filter(None, sys.path)]
+        path = [str(source), *dict.fromkeys(_import_root(m) for m in imports)]
         env = dict(
             os.environ,
             TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
@@ -306,8 +321,8 @@ def measure_spawned(
 ) -> list[Record]:
     """measure_forked in a fresh process (run_isolated), `imports` imported there first:
     the modules that register scenarios outside the catalog (a benchmark module's)."""
-    spec = {"targets": [to_json(t) for t in targets], "workers": workers, "imports": imports}
-    out, exit_code, last = run_isolated("tfbench.targets", spec, limits)
+    spec = {"targets": [to_json(t) for t in targets], "workers": workers}
+    out, exit_code, last = run_isolated("tfbench.targets", spec, limits, imports=imports)
     return out or [died(t, exit_code, last, limits.python) for t in targets]
 
 

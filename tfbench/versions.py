@@ -230,7 +230,8 @@ def record(keys: list[str], new: bool, path: Path = FILE) -> list[Family]:
     changed = []
     for key in sorted(keys):
         code = code_digest(key)
-        version = code if new else recorded[key]["version"]
+        before = recorded.get(key, {}).get("version", "")
+        version = hashlib.sha256(f"{before}:{code}".encode()).hexdigest()[:16] if new else before
         recorded[key] = {"version": version, "code": code}
         changed.append(Family(key, version, code, code))
     write(recorded, path)

@@ -92,8 +92,8 @@ def ensure(
     lock = partial.with_suffix(".txt")
     lock.write_bytes(text)
     try:
-        _uv("venv", "--quiet", "--python", sys.executable, str(partial))
-        _uv(
+        run_uv("venv", "--quiet", "--python", sys.executable, str(partial))
+        run_uv(
             "pip",
             "install",
             "--quiet",
@@ -115,7 +115,7 @@ def ensure(
 
 def uv_install(python: Path, *requirements: str) -> None:
     """Add packages (resolved from PyPI) to an environment."""
-    _uv("pip", "install", "--quiet", "--python", str(python), *requirements)
+    run_uv("pip", "install", "--quiet", "--python", str(python), *requirements)
 
 
 def uv_target(python: Path, folder: Path, *requirements: str) -> None:
@@ -124,7 +124,7 @@ def uv_target(python: Path, folder: Path, *requirements: str) -> None:
     renamed in, so a half-made folder never counts."""
     partial = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
-    _uv(
+    run_uv(
         "pip",
         "install",
         "--quiet",
@@ -138,7 +138,7 @@ def uv_target(python: Path, folder: Path, *requirements: str) -> None:
     partial.rename(folder)
 
 
-def _uv(*args: str) -> None:
+def run_uv(*args: str) -> None:
     # Only uv's own configuration: pip's (find-links, extra indexes) does not apply to it.
     run = subprocess.run([uv(), *args], capture_output=True, text=True)
     if run.returncode:

@@ -1,0 +1,103 @@
+"""The nightly bisection's policy on a fake backend: a step, a drift, no change, broken
+builds, an undecidable build (tfbench.nightly.policy)."""
+
+import itertools
+import random
+
+import pytest
+
+from tfbench.nightly import policy
+from tfbench.nightly.policy import Broken, Build
+from tfbench.units import KiB
+
+BUILDS = [Build(f"2.22.0.dev202602{d:02d}", f"2026-02-{d:02d}T08:00:00Z") for d in range(1, 29)]
+
+
+def backend(value, noise=0.0, broken=(), seed=0):
+    """A fake build reader: `value(index)` retained bytes a call, +-noise, counting reads."""
+    rng = random.Random(seed)
+    reads = []
+
+    def measure(build):
+        index = BUILDS.index(build)
+        reads.append(build.version)
+        if build.version in broken:
+            raise Broken("uv could not install it")
+        kept = value(index) * (1 + rng.uniform(-noise, noise))
+        return {
+            "status": "ok",
+            "iterations": 100,
+            "retained_bytes_per_iteration": kept,
+            "retained_interval": [kept * 0.99, kept * 1.01],
+        }
+
+    return measure, reads
+
+
+def test_a_step_names_the_last_good_and_first_bad_build_in_few_reads():
+    measure, reads = backend(lambda i: 20 * KiB if i < 17 else 45 * KiB, noise=0.02)
+    found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
+    assert found.kind == "step"
+    assert (found.last_good, found.first_bad) == (BUILDS[16], BUILDS[17])
+    assert len(set(reads)) <= 2 + 5  # the ends and log2(26) builds between
+    assert len(reads) <= 2 * len(set(reads)) + 8
+
+
+def test_a_drift_names_no_build_and_draws_the_curve():
+    measure, _ = backend(lambda i: 20 * KiB + i * 1 * KiB)
+    found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
+    assert found.kind == "drift" and found.first_bad is None
+    values = [found.value(b.version) for b in BUILDS if b.version in found.readings]
+    assert len(values) >= 5 and values == sorted(values)
+
+
+def test_ends_that_read_alike_say_no_nightly_shows_the_change():
+    measure, reads = backend(lambda i: 20 * KiB, noise=0.01)
+    found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
+    assert found.kind == "none" and found.first_bad is None
+    assert set(reads) == {BUILDS[0].version, BUILDS[-1].version}
+
+
+def test_broken_builds_are_skipped_and_said():
+    broken = {BUILDS[0].version, BUILDS[14].version, BUILDS[16].version}
+    said = []
+    measure, _ = backend(lambda i: 20 * KiB if i < 16 else 45 * KiB, broken=broken)
+    found = policy.bisect(BUILDS, "retained", measure, say=said.append)
+    assert set(found.broken) == broken and all("uv could not" in w for w in found.broken.values())
+    assert found.kind == "step"
+    assert (found.last_good, found.first_bad) == (BUILDS[15], BUILDS[17])
+    assert any(BUILDS[14].version in s and "skipped" in s for s in said)
+
+
+def test_a_build_that_reads_both_ways_is_undecided_after_its_readings():
+    flip = itertools.cycle([20 * KiB, 45 * KiB])
+
+    def value(i):
+        return 20 * KiB if i < 10 else 45 * KiB if i > 10 else next(flip)
+
+    measure, reads = backend(value)
+    found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
+    assert found.kind == "unknown" and found.undecided == BUILDS[10].version
+    assert reads.count(BUILDS[10].version) == policy.MAX_READINGS
+    assert (found.last_good, found.first_bad) == (BUILDS[9], BUILDS[11])
+
+
+def test_a_leak_verdict_bisects_on_unanimous_readings():
+    def measure(build):
+        return {"status": "ok", "iterations": 100, "leak": BUILDS.index(build) >= 5}
+
+    found = policy.bisect(BUILDS, "leak", measure, say=lambda s: None)
+    assert found.kind == "step" and found.first_bad == BUILDS[5]
+
+
+@pytest.mark.parametrize("metric", ["retained", "heap-peak", "growth", "peak", "time", "leak"])
+def test_every_bisect_metric_reads_a_figure(metric):
+    reading = {
+        "leak": True,
+        "seconds_per_iteration": 0.01,
+        "retained_bytes_per_iteration": 1.0,
+        "heap_peak_increase_bytes": 2,
+        "growth_bytes_per_iteration": 3.0,
+        "peak_increase_bytes": 4,
+    }
+    assert policy.figure(metric, reading) is not None

@@ -1,0 +1,213 @@
+"""Which nightly changed a figure: the bisection over daily builds, on any backend.
+
+A build is read in fresh processes until its readings decide (Pinpoint's way): like the
+range's first build, like its last, or neither after MAX_READINGS (unknown). Two builds'
+readings are *apart* when their ranges part by more than the figure's floor (the gate's
+rule, tfbench.floors), *alike* when their medians sit within it; anything else needs more
+readings. A build that cannot be installed or imported is skipped, and said so.
+
+What the bisection can conclude (`Found.kind`):
+- step: one pair of adjacent builds holds the change (most of it: STEP_SHARE of the span
+  between the ends);
+- drift: the change is spread over many builds: no single build is named, the curve is;
+- none: the ends read alike: no nightly in the range shows the change (it is on the
+  release branch, or in a dependency);
+- unknown: a build could not be decided, or every build between the ends was broken.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfbench import sweep
+
+MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
+MAX_READINGS = 6
+STEP_SHARE = 0.5  # a step holds at least half the change between the ends
+CURVE_POINTS = 5  # builds read between the ends to draw a drift
+
+
+class Broken(Exception):
+    """A build that cannot be installed or imported (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Build:
+    version: str  # 2.22.0.dev20260924
+    uploaded: str  # ISO 8601 UTC
+    git_version: str | None = None  # tf.version.GIT_VERSION, once installed
+
+
+Reading = dict[str, Any]  # a measured record
+Measure = Callable[[Build], Reading]  # one reading of a build in a fresh process; Broken
+
+
+@dataclass
+class Found:
+    metric: str
+    kind: str  # step | drift | none | unknown
+    builds: list[Build]  # the range, oldest first
+    readings: dict[str, list[Reading]] = field(default_factory=dict)  # version -> readings
+    broken: dict[str, str] = field(default_factory=dict)  # version -> why
+    last_good: Build | None = None
+    first_bad: Build | None = None
+    undecided: str | None = None  # the build that could not be decided
+
+    def value(self, version: str) -> float | None:
+        """The median of a build's readings of the figure."""
+        return median(self.metric, self.readings.get(version, []))
+
+
+def figure(metric: str, reading: Reading) -> float | None:
+    """The number a metric reads from one reading (a verdict as 1 or 0)."""
+    if metric == "leak":
+        return None if reading.get("leak") is None else float(reading["leak"])
+    if metric == "time":
+        return reading.get("seconds_per_iteration")
+    name = (sweep.SLOPES.get(metric) or sweep.PEAKS[metric])[0]
+    return reading.get(name)
+
+
+def median(metric: str, readings: list[Reading]) -> float | None:
+    values = [v for r in readings if (v := figure(metric, r)) is not None]
+    return statistics.median(values) if values else None
+
+
+def compare(metric: str, a: list[Reading], b: list[Reading]) -> str:
+    """apart, alike or undecided, for two builds' readings of the figure."""
+    x = [v for r in a if (v := figure(metric, r)) is not None]
+    y = [v for r in b if (v := figure(metric, r)) is not None]
+    if not x or not y:
+        return "undecided"
+    if metric == "leak":
+        if len(set(x)) == len(set(y)) == 1:
+            return "alike" if x[0] == y[0] else "apart"
+        return "undecided"
+    floor = sweep.floor(metric, x + y)
+    if min(y) - max(x) > floor or min(x) - max(y) > floor:
+        return "apart"
+    if abs(statistics.median(x) - statistics.median(y)) <= floor:
+        return "alike"
+    return "undecided"
+
+
+class _Reader:
+    """Readings of each build, taken as the decisions need them."""
+
+    def __init__(self, found: Found, measure: Measure, say: Callable[[str], None]) -> None:
+        self.found, self.measure, self.say = found, measure, say
+
+    def read(self, build: Build, count: int) -> list[Reading] | None:
+        """At least `count` readings of the build; None when it is broken."""
+        if build.version in self.found.broken:
+            return None
+        have = self.found.readings.setdefault(build.version, [])
+        while len(have) < count:
+            try:
+                have.append(self.measure(build))
+            except Broken as e:
+                self.found.broken[build.version] = str(e)
+                self.say(f"{build.version}: skipped, {e}")
+                del self.found.readings[build.version]
+                return None
+        return have
+
+    def decide(self, build: Build, good: Build, bad: Build) -> str | None:
+        """good, bad, between (apart from both) or undecided for a build, reading it (and
+        the ends) until they decide; None when the build is broken."""
+        count = MIN_READINGS
+        while True:
+            mine = self.read(build, count)
+            if mine is None:
+                return None
+            ends = [self.read(end, count) or [] for end in (good, bad)]
+            to_good, to_bad = (compare(self.found.metric, end, mine) for end in ends)
+            if to_good == "alike" and to_bad == "apart":
+                return "good"
+            if to_bad == "alike" and to_good == "apart":
+                return "bad"
+            if to_good == to_bad == "apart":
+                return "between"
+            if count >= MAX_READINGS:
+                return "undecided"
+            count += 1
+
+
+def bisect(
+    builds: list[Build], metric: str, measure: Measure, say: Callable[[str], None] = print
+) -> Found:
+    """Bisect the builds (oldest first) for the change between the first and the last."""
+    found = Found(metric, "unknown", list(builds))
+    reader = _Reader(found, measure, say)
+    ends = _working_ends(builds, reader)
+    if ends is None:
+        return found
+    lo, hi = ends
+    verdict = _ends(found, reader, builds[lo], builds[hi])
+    if verdict != "apart":
+        found.kind = "none" if verdict == "alike" else "unknown"
+        return found
+    while True:
+        mid = _next(builds, lo, hi, found.broken)
+        if mid is None:
+            break
+        side = reader.decide(builds[mid], builds[ends[0]], builds[ends[1]])
+        if side == "between":  # apart from both ends: the change is spread over builds
+            found.kind = "drift"
+            _curve(builds, ends, reader)
+            return found
+        if side == "undecided":
+            found.undecided = builds[mid].version
+            found.last_good, found.first_bad = builds[lo], builds[hi]
+            return found
+        if side == "good":
+            lo = mid
+        elif side == "bad":
+            hi = mid
+    found.last_good, found.first_bad = builds[lo], builds[hi]
+    found.kind = _step_or_drift(found, builds[ends[0]], builds[ends[1]])
+    return found
+
+
+def _working_ends(builds: list[Build], reader: _Reader) -> tuple[int, int] | None:
+    """The first and last builds that install and run (broken ones skipped inward)."""
+    lo, hi = 0, len(builds) - 1
+    while lo < hi and reader.read(builds[lo], MIN_READINGS) is None:
+        lo += 1
+    while hi > lo and reader.read(builds[hi], MIN_READINGS) is None:
+        hi -= 1
+    return (lo, hi) if lo < hi else None
+
+
+def _ends(found: Found, reader: _Reader, good: Build, bad: Build) -> str:
+    """Whether the ends part: read until they decide, or MAX_READINGS."""
+    count = MIN_READINGS
+    while True:
+        verdict = compare(found.metric, reader.read(good, count), reader.read(bad, count))
+        if verdict != "undecided" or count >= MAX_READINGS:
+            return verdict
+        count += 1
+
+
+def _next(builds: list[Build], lo: int, hi: int, broken: dict[str, str]) -> int | None:
+    """The untried working build nearest the middle of (lo, hi); None when none is left."""
+    inside = [i for i in range(lo + 1, hi) if builds[i].version not in broken]
+    middle = (lo + hi) / 2
+    return min(inside, key=lambda i: (abs(i - middle), i)) if inside else None
+
+
+def _curve(builds: list[Build], ends: tuple[int, int], reader: _Reader) -> None:
+    """Read CURVE_POINTS builds spread over the range: the shape of a drift."""
+    lo, hi = ends
+    for k in range(1, CURVE_POINTS + 1):
+        reader.read(builds[lo + round(k * (hi - lo) / (CURVE_POINTS + 1))], MIN_READINGS)
+
+
+def _step_or_drift(found: Found, first: Build, last: Build) -> str:
+    """step when the adjacent pair found holds STEP_SHARE of the change between the ends."""
+    span = found.value(last.version) - found.value(first.version)
+    step = found.value(found.first_bad.version) - found.value(found.last_good.version)
+    return "step" if span and step / span >= STEP_SHARE else "drift"
