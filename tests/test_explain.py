@@ -46,6 +46,32 @@ def test_the_layer_holding_the_most_is_named_tensorflows_state_first():
     assert "nothing grows" in layers.conclusion(flat)
 
 
+def test_the_heap_splits_rss_growth_into_what_is_kept_and_what_is_not_given_back():
+    """seed ex1's shape: RSS +200 KiB/call, the heap +48 KiB/call of which 1 KiB Python."""
+    from tfbench.explain.probe import split
+
+    read = figures(
+        rss_bytes_per_call=200 * KiB, retained_bytes_per_call=48 * KiB, python_bytes_per_call=KiB
+    )
+    read.update(split(read))
+    assert read["native_bytes_per_call"] == 47 * KiB
+    assert read["unreturned_bytes_per_call"] == 152 * KiB
+    assert layers.layer(read) == "native"
+    assert layers.conclusion(read).startswith(
+        "LEAK, RSS 200 KiB/call, keeps 48 KiB/call: native memory no Python object owns "
+        "holds it, 47 KiB/call (98% of what the step keeps)"
+    )
+    grows = figures(leak=False, rss_bytes_per_call=64 * KiB, retained_bytes_per_call=50.0)
+    grows.update(split(grows))
+    assert layers.layer(grows) == "heap"
+    assert "RSS grows, nothing retained" in layers.conclusion(grows)
+    no_heap = figures(rss_bytes_per_call=64 * KiB, python_bytes_per_call=4 * KiB)
+    assert split(no_heap) == {
+        "native_bytes_per_call": 60 * KiB,
+        "unreturned_bytes_per_call": None,
+    }
+
+
 def test_the_conclusion_names_the_share_the_site_and_the_objects():
     text = layers.conclusion(
         figures(

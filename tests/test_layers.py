@@ -4,7 +4,8 @@ units  <-  measure  <-  scenarios  <-  targets  <-  probes (the probe's contract
 figures, the probes file; history's asvconf)  <-  gate (readings, rules, the session, its
 asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
 units  <-  floors  <-  gate, sweep;  history  <-  sweep (release environments)  <-  cli
-sources  <-  versions (benchmark versions)  <-  cli
+sources  <-  versions (benchmark versions)  <-  cli;  formats (kept files' numbers): any
+targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-  cli
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 """
 
@@ -18,20 +19,32 @@ from tfbench.sources import closure, imports
 # layer -> the layers it may import (its own included)
 ALLOWED = {
     "units": {"units"},
-    "floors": {"units", "floors"},
-    "sources": {"sources"},
-    "versions": {"units", "sources", "versions"},
-    "measure": {"units", "measure"},
-    "scenarios": {"units", "measure", "scenarios"},
-    "targets": {"units", "measure", "scenarios", "targets"},
-    "history": {"units", "history"},
-    "probes": {"units", "measure", "scenarios", "targets", "history", "probes"},
-    "explain": {"units", "measure", "targets", "history", "explain"},
-    "gate": {"units", "floors", "history", "measure", "probes", "gate"},
-    "sweep": {"units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
-    "nightly": {"units", "floors", "measure", "targets", "history", "sweep", "nightly"},
-    "publish": {"units", "history", "gate", "probes", "scenarios", "publish"},
+    "formats": {"formats"},
+    "floors": {"formats", "units", "floors"},
+    "sources": {"formats", "sources"},
+    "versions": {"formats", "units", "sources", "versions"},
+    "measure": {"formats", "units", "measure"},
+    "scenarios": {"formats", "units", "measure", "scenarios"},
+    "targets": {"formats", "units", "measure", "scenarios", "targets"},
+    "history": {"formats", "units", "history"},
+    "probes": {"formats", "units", "measure", "scenarios", "targets", "history", "probes"},
+    "explain": {"formats", "units", "measure", "targets", "history", "explain"},
+    "gate": {"formats", "units", "floors", "history", "measure", "probes", "gate"},
+    "sweep": {"formats", "units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
+    "nightly": {
+        "formats",
+        "units",
+        "floors",
+        "measure",
+        "scenarios",
+        "targets",
+        "history",
+        "sweep",
+        "nightly",
+    },
+    "publish": {"formats", "units", "history", "gate", "probes", "scenarios", "publish"},
     "cli": {
+        "formats",
         "units",
         "measure",
         "scenarios",
@@ -45,7 +58,7 @@ ALLOWED = {
         "nightly",
         "cli",
     },
-    "__main__": {"cli"},
+    "__main__": {"formats", "cli"},
 }
 PACKAGE = ROOT / "tfbench"
 

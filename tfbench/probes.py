@@ -7,7 +7,7 @@ everything else (the gate, the report) reads it back.
   reports, and asv's unit for it.
 - The probes file: every repeat of every grid point (status, reason, figures), beside
   asv's results, which keep one number a point: RESULTS/probes/<commit>-<env>-<flavour>.json
-  (named like results/packages/), {Costs class: {key: [kept record, ...]}}.
+  (named like results/packages/), {Costs class: {key: [kept record, ...]}, "format": 1}.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfbench import scenarios
+from tfbench import formats, scenarios
 from tfbench.history import asvconf
 from tfbench.history.envsync import record_name
 from tfbench.measure import record
@@ -147,18 +147,27 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
     except (OSError, ValueError):
         kept = {}
     kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
+    kept[formats.KEY] = formats.PROBES
     kept_path.parent.mkdir(parents=True, exist_ok=True)
     kept_path.write_text(json.dumps(kept, indent=1, sort_keys=True))
     return kept_path
 
 
-def load(results_dir: Path, commit: str, env_name: str) -> Probes:
+def load(
+    results_dir: Path, commit: str, env_name: str, problems: list[str] | None = None
+) -> Probes:
     """The probe repeats kept beside one results file. Untrusted input like any result:
-    what is not of that shape is left out."""
+    what is not of that shape is left out; a file of another format is named in
+    `problems`."""
     kept: Probes = {}
     for found in results_dir.glob(f"probes/{record_name(commit, env_name, '*')}.json"):
         try:
             loaded = json.loads(found.read_text())
+            formats.check(loaded, formats.PROBES, str(found))
+        except formats.FormatError as e:
+            if problems is not None:
+                problems.append(str(e))
+            continue
         except (OSError, ValueError):
             continue  # without them a reader has asv's one value per point
         for costs, points in loaded.items() if isinstance(loaded, dict) else ():

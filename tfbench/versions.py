@@ -18,11 +18,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench import sources
+from tfbench import formats, sources
 
 ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / "benchmarks" / "versions.json"
-FORMAT = 1
 # The asv glue every family's benchmarks run through; the versioning code itself measures
 # nothing and stays out of the digest.
 GLUE = ("benchmarks.common", ROOT / "benchmarks" / "common.py")
@@ -195,8 +194,7 @@ class Family:
 
 def read(path: Path = FILE) -> dict[str, dict[str, str]]:
     data = json.loads(path.read_text())
-    if data.get("format") != FORMAT:
-        raise ValueError(f"{path}: format {data.get('format')!r}, this tfbench reads {FORMAT}")
+    formats.check(data, formats.VERSIONS, str(path))
     return data["families"]
 
 
@@ -239,5 +237,6 @@ def record(keys: list[str], new: bool, path: Path = FILE) -> list[Family]:
 
 
 def write(recorded: dict[str, dict[str, str]], path: Path = FILE) -> None:
-    text = json.dumps({"format": FORMAT, "families": recorded}, indent=1, sort_keys=True)
+    run = {formats.KEY: formats.VERSIONS, "families": recorded}
+    text = json.dumps(run, indent=1, sort_keys=True)
     path.write_text(text + "\n")

@@ -17,12 +17,25 @@ from tfbench.cli import (
     publish,
     releases,
     results,
+    upstream,
     versions,
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
-COMMANDS = (catalog, measure, bisect, explain, envs, releases, results, publish, gate, versions)
+COMMANDS = (
+    catalog,
+    measure,
+    bisect,
+    explain,
+    envs,
+    releases,
+    results,
+    publish,
+    gate,
+    upstream,
+    versions,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

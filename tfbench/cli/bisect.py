@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from tfbench.cli import common, measure, output
 from tfbench.cli.common import Subcommands
+
+if TYPE_CHECKING:
+    from tfbench.targets import Target
 
 
 def add(sub: Subcommands) -> None:
@@ -16,7 +20,18 @@ def add(sub: Subcommands) -> None:
         "or time)",
     )
     common.add_target(b)
-    b.add_argument("range", nargs="*", metavar="OLD NEW", help="tracked releases (default: all)")
+    b.add_argument(
+        "range",
+        nargs="*",
+        metavar="OLD NEW",
+        help="tracked releases (default: all; with --nightlies the newest two)",
+    )
+    b.add_argument(
+        "--nightlies",
+        action="store_true",
+        help="bisect the tf-nightly builds between OLD and NEW (each in its own environment, "
+        "that day's dependencies): the last good and first bad build, and their commits",
+    )
     b.add_argument(
         "--metric",
         default="leak",
@@ -33,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.metric not in METRICS:
         raise common.BadInput(f"unknown metric {args.metric!r}; choose from {', '.join(METRICS)}")
-    versions = common.release_range(args.range)
     target = common.target(args.target, args.param)
+    if args.nightlies:
+        return nightlies(args, target)
+    versions = common.release_range(args.range)
     found = bisect(measure.runner(args, target), versions, args.metric)
     common.checked_records(found.readings)
     if args.json:
@@ -43,3 +60,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(output.bisection(found))
     return 0 if found.first_after else 1
+
+
+def nightlies(args: argparse.Namespace, target: Target) -> int:
+    """The nightly bisection: printed, and with --json its kept form."""
+    from tfbench.nightly import run
+
+    versions = common.release_range(args.range or common.tracked()[-2:])
+    old, new = versions[0], versions[-1]
+    data = run.bisect_between(
+        target, common.measuring(args), old, new, args.metric, args.env_dir, common.progress
+    )
+    print(json.dumps(data, indent=2) if args.json else output.nightly(data))
+    return 0 if data["kind"] == "step" else 1

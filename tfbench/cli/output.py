@@ -171,22 +171,36 @@ def _tf(found: dict) -> str:
     return ", ".join(parts) + " a call"
 
 
+def _kept_lines(found: dict) -> list[str]:
+    """What the step keeps (the heap) and RSS's growth beside it, with the verdict."""
+    verdict = "LEAK" if found["leak"] else "flat"
+    rss, retained = found["rss_bytes_per_call"], found.get("retained_bytes_per_call")
+    if retained is None:
+        return [f"  RSS growth             {_bytes(rss):>12}/call  {verdict} (heap not read)"]
+    return [
+        f"  kept (the heap)        {_bytes(retained):>12}/call  {verdict}",
+        f"  RSS growth             {_bytes(rss):>12}/call  of which not given back "
+        f"{_bytes(found.get('unreturned_bytes_per_call'))}/call",
+    ]
+
+
 def explanation(found: dict) -> str:
     """An explaining run, layer by layer, and its conclusion."""
     params = " ".join(f"{k}={v}" for k, v in found.get("params", {}).items())
     lines = [f"{found['scenario']}  {params}".rstrip()]
     if found["status"] != "ok":
         return "\n".join([*lines, f"  {found['status']}: {found.get('error') or ''}".rstrip()])
-    rss = found["rss_bytes_per_call"]
+    rss, retained = found["rss_bytes_per_call"], found.get("retained_bytes_per_call")
+    whole = rss if retained is None else retained
 
     def share(part: float) -> str:
-        return f"{part / rss:>5.0%} of it" if rss > 0 else ""
+        return f"{part / whole:>5.0%} of it" if whole > 0 else ""
 
     lines += [
         f"  TensorFlow {found.get('tf_version') or 'not installed'}, device {found['device']};"
         f" {found['iterations']} calls a window after {found['warmup']} warm-up"
         " (explain's own run: traced, its figures are its own)",
-        f"  RSS growth             {_bytes(rss):>12}/call  {'LEAK' if found['leak'] else 'flat'}",
+        *_kept_lines(found),
         f"  Python (tracemalloc)   {_bytes(found['python_bytes_per_call']):>12}/call  "
         f"{share(found['python_bytes_per_call'])}",
         *(f"    {s['where']}  {_bytes(s['bytes_per_call'])}/call" for s in found["sites"]),
@@ -217,3 +231,67 @@ def explanations(records: list[dict]) -> str:
         said = r.get("conclusion") if r["status"] == "ok" else f"{r['status']}: {r.get('error')}"
         lines.append(f"{r['release']:<10} {said}")
     return "\n".join(lines)
+
+
+def _figure(metric: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if metric == "leak":
+        return "LEAK" if value >= 0.5 else "flat"
+    if metric == "time":
+        return f"{value * 1e3:.3f} ms"
+    return _bytes(value) + ("/iteration" if metric in ("retained", "growth") else "")
+
+
+def nightly(data: dict) -> str:
+    """A nightly bisection (tfbench.nightly.run.kept): the commits that changed the figure,
+    or why no build is named; every build read, with its figure."""
+    from tfbench.nightly import builds, policy
+
+    metric, kind = data["metric"], data["kind"]
+    commits = {b["version"]: b.get("git_version") for b in data["builds"]}
+    good, bad = data["last_good"], data["first_bad"]
+    if kind == "step":
+        head = [
+            f"{metric} changes between nightlies {good} and {bad}: a change made after "
+            f"{builds.commit(commits.get(good)) or good}, no later than "
+            f"{builds.commit(commits.get(bad)) or bad}",
+            f"  last good  {good}  {commits.get(good) or '?'}",
+            f"  first bad  {bad}  {commits.get(bad) or '?'}",
+            f"  commits    {data.get('compare_url') or 'n/a (a GIT_VERSION is missing)'}",
+        ]
+    elif kind == "drift":
+        head = [f"{metric} drifts over the nightlies: no single build holds the change"]
+    elif kind == "none":
+        first, last = data["builds"][0]["version"], data["builds"][-1]["version"]
+        head = [
+            f"{metric}: the range's ends ({first}, {last}) read alike: no nightly shows the "
+            "change; it is on the release branch (a cherry-pick) or in a dependency"
+        ]
+        if data.get("dependencies"):
+            head.append(
+                "  locked versions that differ between the releases: "
+                + ", ".join(data["dependencies"])
+            )
+    else:
+        why = (
+            f"{data['undecided']} reads neither like the first build nor like the last after "
+            f"{policy.MAX_READINGS} readings"
+            if data.get("undecided")
+            else "too few builds could be measured"
+        )
+        head = [f"{metric}: undecided: {why}"]
+    rows = []
+    for b in data["builds"]:
+        readings = data["readings"].get(b["version"])
+        if readings:
+            value = policy.median(metric, readings)
+            mark = {good: "  last good", bad: "  first bad"}.get(b["version"], "")
+            rows.append(
+                f"  {b['version']:<20} {_figure(metric, value):>18}  ({len(readings)} "
+                f"readings)  {commits.get(b['version']) or ''}{mark}"
+            )
+    skipped = [f"  {v}: skipped, {why}" for v, why in data["broken"].items()]
+    return "\n".join(
+        [*head, "builds read (oldest first):", *rows, *skipped, f"({data['seconds']:.0f} s)"]
+    )

@@ -3,14 +3,17 @@ measurement: tfbench.measure.supervisor): after the step's warm-up, three window
 same number of calls, each read by one instrument, so that no tracer weighs on another's
 figures:
 
-1. nothing traced: RSS after every call, the growth per call to explain (and its verdict);
+1. nothing traced: RSS and the heap in use after every call: what the step keeps and how
+   RSS grows (the growth to explain, and its verdict);
 2. Python: the objects that survive, by type (gc's objects and what they hold), the
    allocation sites that grew (tracemalloc), and TensorFlow's state (operations in the
    default graph, traces of every live tf.function, open Sessions, GPU memory in use);
 3. native: memray's record of the allocations made and never freed (native stacks).
 
-Native memory no Python object owns is the RSS growth that tracemalloc does not account
-for; memray names where it came from where it can (it sees allocations through the
+Native memory no Python object owns is what the step keeps (the heap's growth; RSS's where
+the heap is not read) that tracemalloc does not account for; RSS's growth beyond what is
+kept is heap the allocator holds and did not give back. memray names where native memory
+came from where it can (it sees allocations through the
 libraries' symbol tables: a function pointer taken with dlsym, as ctypes does, it misses).
 The figures are this run's own: tracing changes timing and memory.
 
@@ -222,19 +225,32 @@ def explain(
             warmup=ready.warmup,
             status=reading.status,
             rss_bytes_per_call=reading.growth_bytes_per_iteration,
+            retained_bytes_per_call=reading.retained_bytes_per_iteration,
             leak=bool(reading.leak),
+            leak_basis=reading.leak_basis,
         )
         if reading.status != "ok":
             result["error"] = "stopped at the memory budget in the untraced window"
             return result
         result.update(python_window(ready.step, calls, ready.device))
         native = native_window(ready.step, calls, memray_path)
-        rss, python = result["rss_bytes_per_call"], result["python_bytes_per_call"]
-        result.update(native=native, native_bytes_per_call=max(0.0, rss - python))
+        result.update(native=native, **split(result))
         result.update(layer=layers.layer(result), conclusion=layers.conclusion(result))
     except Exception as e:
         result.update(targets.failure(e))
     return result
+
+
+def split(figures: dict[str, Any]) -> dict[str, float | None]:
+    """The growth per call in layers: what the step keeps (the heap's slope, where read;
+    else RSS's) less its Python objects is native memory no object owns; RSS's growth
+    beyond what is kept is heap the allocator did not give back."""
+    rss, kept = figures["rss_bytes_per_call"], figures.get("retained_bytes_per_call")
+    whole = rss if kept is None else kept
+    return {
+        "native_bytes_per_call": max(0.0, whole - figures["python_bytes_per_call"]),
+        "unreturned_bytes_per_call": None if kept is None else max(0.0, rss - kept),
+    }
 
 
 def _main(spec_path: str, out_path: str) -> None:

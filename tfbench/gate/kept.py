@@ -1,5 +1,5 @@
 """A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
-{"rounds": N, "rows": [each change as JSON], "shifts": [each common-mode shift, with
+{"format": 1, "rounds": N, "rows": [each change as JSON], "shifts": [each common-mode shift, with
 "rows": the points that differ from it]} (tfbench.gate.shifts). The report reads it back
 as untrusted input (tfbench.publish.changes)."""
 
@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tfbench import formats
 from tfbench.gate.rules import Change
 from tfbench.gate.shifts import Shift
 
@@ -31,6 +32,7 @@ def write(
     kept = path(results_dir, machine, pair)
     kept.parent.mkdir(parents=True, exist_ok=True)
     run = {
+        formats.KEY: formats.GATE_RUN,
         "rounds": rounds,
         "rows": [r.as_json() for r in rows],
         "shifts": [dict(s.as_json(), rows=[r.as_json() for r in differ]) for s, differ in shifts],
@@ -42,7 +44,10 @@ def write(
 def read(results_dir: Path, machine: str, pair: tuple[str, str]) -> dict[str, Any] | None:
     """The kept run as written, None where there is none; OSError or ValueError where it
     cannot be read."""
+    kept = path(results_dir, machine, pair)
     try:
-        return json.loads(path(results_dir, machine, pair).read_text())
+        run = json.loads(kept.read_text())
     except FileNotFoundError:
         return None
+    formats.check(run, formats.GATE_RUN, str(kept))
+    return run

@@ -7,19 +7,16 @@
   process are not independent (one process can run slow throughout), so the process is
   the unit that must agree. The screen is the same rule at SCREEN_RUNS runs a side, the
   runs apart at all: the gate re-measures only the points it passes;
-- memory and growth (`peakmem_`, `track_peak_increase`, `track_allocator_peak`,
-  `track_growth_per_iteration`): the two sides' ranges (lowest to highest reading) apart by
-  more than the metric's floor (tfbench.floors): no ratios, so a near-zero baseline cannot
-  make one; the peak of a pattern that leaks (on either side) is its growth over the
-  window, and takes the growth's share. The gate screens with one reading a side and reads
-  the points of the rows found again until they have CONFIRM_READINGS a side: more
-  readings only widen ranges and break unanimity, so they can only drop a row;
-- counts (`track_graph_ops`, `track_traces`): ranges apart at all;
-- leak (`track_leak`): every reading of each side agrees, and the two sides disagree;
-- status: a point measured in every run of one side and in no run of the other (a pattern
-  that fails on one release) always counts.
-Mixed sides (a verdict that varies, a point measured in some runs only) are no change.
-How each threshold was measured, and what the rules find and miss: docs/gate.md.
+- memory (`peakmem_`, the probe's peaks, growth and retained bytes, the footprint): the
+  two sides' ranges (lowest to highest reading) apart by more than the metric's floor
+  (tfbench.floors): no ratios, so a near-zero baseline cannot make one; the peak of a
+  pattern that leaks is its growth over the window, and takes the growth's share. The gate
+  screens with one reading a side and reads the points of the rows found again until they
+  have CONFIRM_READINGS a side: more readings only widen ranges, so they can only drop a row;
+- counts (`track_graph_ops`, `track_traces`): ranges apart at all; leak (`track_leak`):
+  every reading of each side agrees, and the two sides disagree; status: a point measured
+  in every run of one side and in no run of the other always counts. Mixed sides are no
+  change. RSS rows whose heap figure did not move are `rss only` (HEAP_OF). docs/gate.md.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ import ast
 import re
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from asv._stats import mann_whitney_u
 
@@ -54,7 +51,7 @@ class Change:
     benchmark: str
     params: dict[str, str]  # asv's form: repr of each value
     metric: str  # the benchmark's method: time_step, track_growth_per_iteration, ...
-    direction: str  # worse | better
+    direction: str  # worse | better | rss only (RSS_ONLY)
     before: float | None  # the median of the side's readings; None: no reading
     after: float | None
     unit: str
@@ -217,6 +214,37 @@ LEAKING_PEAKS = {
 }
 
 
+# An RSS figure -> the heap's figure of the same kind. Where the heap was read on both sides
+# and did not move, RSS's move is the heap's layout (glibc's caching, fragmentation), not
+# what the step keeps or peaks at: the row is shown as RSS_ONLY, and is neither worse nor
+# better (tfbench gate's exit, the report's counts).
+HEAP_OF = {
+    "track_peak_increase": "track_heap_peak_increase",
+    "track_growth_per_iteration": "track_retained_per_iteration",
+}
+RSS_ONLY = "rss only"
+DIRECTIONS = ("worse", "better", RSS_ONLY)
+
+
+def _rss_only(rows: list[Change], a: Side, b: Side) -> list[Change]:
+    """The rows of RSS figures whose heap figure was read on both sides and did not move,
+    marked RSS_ONLY."""
+    moved = {(r.benchmark, tuple(r.params.values())) for r in rows}
+    marked = []
+    for row in rows:
+        heap = HEAP_OF.get(row.metric)
+        point = (f"{row.benchmark.rpartition('.')[0]}.{heap}", tuple(row.params.values()))
+        if heap and point in a.runs and point in b.runs and point not in moved:
+            row = replace(
+                row,
+                direction=RSS_ONLY,
+                evidence=f"{row.evidence}; the heap's own figure ({heap}) did not move: "
+                "allocator caching or fragmentation",
+            )
+        marked.append(row)
+    return marked
+
+
 def point_name(point: Point) -> str:
     """As `asv compare` prints it, and as asv's --bench matches it: benchmark(param values)."""
     key, combo = point
@@ -285,4 +313,4 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
                 evidence,
             )
         )
-    return sorted(rows, key=lambda r: (r.direction != "worse", r.name))
+    return sorted(_rss_only(rows, a, b), key=lambda r: (DIRECTIONS.index(r.direction), r.name))

@@ -16,10 +16,8 @@ measured again):
    side's probe alone, not its family's whole grid; a `peakmem_` point through asv).
 4. confirm_time: the time points whose runs already part (rules.screened) are re-measured
    alone, A then B, until they have rules.CONFIRM_RUNS runs a side.
-The other points cost nothing more.
-
-How a run is made and read is the Backend's business (tfbench.gate.asvruns: asv runs in
-each release's environment); the policy here is tested with a fake one.
+The other points cost nothing more. How a run is made and read is the Backend's business
+(tfbench.gate.asvruns: asv runs in each release's environment); tested with a fake one.
 """
 
 from __future__ import annotations

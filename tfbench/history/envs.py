@@ -23,7 +23,7 @@ from pathlib import Path
 
 import tfbench
 from tfbench.history.envsync import compile_bytecode, lock_file_name
-from tfbench.history.releases import FLAVOURS, read_lock
+from tfbench.history.releases import FLAVOURS, read_lock, uv
 
 MARK = ".tfbench-ready"  # renamed from .tfbench-lock: those were not compiled
 
@@ -65,13 +65,6 @@ class ReleaseEnv:
         return (
             mark.is_file() and mark.read_bytes() == (lock or self.lock()) and self.python.exists()
         )
-
-
-def uv() -> str:
-    """The uv binary (the `uv` distribution ships it)."""
-    from uv import find_uv_bin
-
-    return find_uv_bin()
 
 
 def ensure(

@@ -196,12 +196,17 @@ def newer(tracked: list[str], index: dict[str, str], pre: bool = False) -> list[
     return sorted(found, key=lambda n: Version(n.version))
 
 
+def uv() -> str:
+    """The uv binary (the `uv` distribution ships it)."""
+    from uv import find_uv_bin
+
+    return find_uv_bin()
+
+
 def resolve(requirements: list[str], as_of: str) -> tuple[list[str], list[str]]:
     """Exact pins for `requirements` (name==version, sorted), resolved by uv for TARGET
     from what PyPI held at `as_of` (the set a user got then, and the same on every
     re-lock), and uv's warnings (an extra the release does not have)."""
-    from tfbench.history.envs import uv
-
     command = [
         uv(), "pip", "compile", "-", "--no-header", "--no-annotate", "--no-config",
         "--python-version", PYTHON_VERSION, "--python-platform", PLATFORM,

@@ -6,13 +6,16 @@ tensorflow-cpu: its footprint differs by tens of MiB), so builds are compared wi
 only. Its environment is resolved by uv as PyPI stood an hour after the build's upload
 (`--exclude-newer`), so keras-nightly and the rest are that day's; it lives under the
 release environments' root as `nightly-VERSION`, made once (built aside, renamed in), and
-holds the build's `tf.version.GIT_VERSION` (which also proves it imports).
+holds the build's `tf.version.GIT_VERSION` (which also proves it imports). Its files are its
+own (uv's cache is not used), so that the environments' disk budget is what they take:
+past it, the oldest are removed (`prune`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -84,8 +87,8 @@ def ensure(build: Build, root: Path, say=print) -> tuple[Path, Build]:
     try:
         envs.run_uv("venv", "--quiet", "--python", sys.executable, str(partial))
         envs.run_uv(
-            "pip", "install", "--quiet", "--python", str(python), "--exclude-newer", as_of,
-            f"{PROJECT}=={build.version}", "psutil",
+            "pip", "install", "--quiet", "--no-cache", "--python", str(python),
+            "--exclude-newer", as_of, f"{PROJECT}=={build.version}", "psutil",
         )  # fmt: skip
         compile_bytecode(str(python))
         git = _git_version(python)
@@ -102,7 +105,32 @@ def ensure(build: Build, root: Path, say=print) -> tuple[Path, Build]:
     )
     shutil.rmtree(where, ignore_errors=True)
     partial.rename(where)
+    prune(root, budget_bytes(), keep=where.name)
     return where / "bin" / "python", found
+
+
+def budget_bytes() -> int:
+    """The disk nightly environments may take: TFBENCH_NIGHTLY_GIB, default 40 (a build's
+    environment is about 2 GiB)."""
+    return int(float(os.environ.get("TFBENCH_NIGHTLY_GIB", "40")) * (1 << 30))
+
+
+def prune(root: Path, budget: int, keep: str | None = None) -> list[str]:
+    """Remove nightly environments, the oldest made first, until they take at most `budget`
+    bytes (`keep` stays); the names removed."""
+    made = sorted(
+        (e for e in envs.listing(root) if e.name.startswith(PREFIX)),
+        key=lambda e: (root / e.name).stat().st_mtime,
+    )
+    total, gone = sum(e.bytes_own for e in made), []
+    for e in made:
+        if total <= budget:
+            break
+        if e.name != keep:
+            shutil.rmtree(root / e.name)
+            total -= e.bytes_own
+            gone.append(e.name)
+    return gone
 
 
 def _git_version(python: Path) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfbench.gate import kept, shifts
-from tfbench.gate.rules import Change, point_pattern
+from tfbench.gate.rules import DIRECTIONS, Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
 from tfbench.history.releases import newest_pair
 from tfbench.publish.results import Data, MachineResults
@@ -196,7 +196,7 @@ def _checked(data: Data, r: dict) -> Change:
     combo = tuple(repr(r["params"][n]) for n in bench["param_names"])
     if any(c not in p for c, p in zip(combo, bench["params"])):
         raise ValueError(f"{r['benchmark']}: params {r['params']!r} not in its grid")
-    if r["direction"] not in ("worse", "better"):
+    if r["direction"] not in DIRECTIONS:
         raise ValueError(f"direction {r['direction']!r}")
     before, after = (None if r[k] is None else float(r[k]) for k in ("before", "after"))
     return Change(

@@ -181,8 +181,14 @@ def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Verdi
     metric = "leak" if claim.metric == "flat" else claim.metric
     outcomes = []
     for tag in machine.releases:
-        va = a and machine.value(family.benchmark(metric), a, tag)
-        vb = b and machine.value(family.benchmark(metric), b, tag)
+        # a peak is the heap's where it was read (both points), else RSS's
+        heap = metric == "peak" and all(
+            p is None or machine.value(family.benchmark("heap peak"), p, tag) is not None
+            for p in (a, b)
+        )
+        read = "heap peak" if heap else metric
+        va = a and machine.value(family.benchmark(read), a, tag)
+        vb = b and machine.value(family.benchmark(read), b, tag)
         if va is None or (claim.b and vb is None):
             missing = a if va is None else b
             why = family and missing and reason(family, machine, missing, tag)

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tfbench import formats
 from tfbench.publish import families
 from tfbench.publish.results import Data, MachineResults
 
@@ -43,7 +44,8 @@ def leaking(
 def write(results_dir: Path, machine: str, tag: str, points: dict[str, dict]) -> Path:
     kept = path(results_dir, machine, tag)
     kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_text(json.dumps({"release": tag, "points": points}, indent=1) + "\n")
+    run = {formats.KEY: formats.EXPLAINED, "release": tag, "points": points}
+    kept.write_text(json.dumps(run, indent=1) + "\n")
     return kept
 
 
@@ -54,7 +56,9 @@ def read(data: Data, machine: str, tag: str) -> dict[str, str]:
         return {}
     kept = path(data.results_dir, machine, tag)
     try:
-        points = json.loads(kept.read_text())["points"]
+        run = json.loads(kept.read_text())
+        formats.check(run, formats.EXPLAINED, str(kept))
+        points = run["points"]
         return {
             str(name): str(found.get("conclusion") or f"{found['status']}: {found.get('error')}")
             for name, found in points.items()

@@ -12,10 +12,16 @@ from tfbench.publish.results import MachineResults
 # What the report shows of each family -> the benchmark method that measures it, its unit.
 METRICS = {
     "time": ("time_step", "seconds"),
+    "heap peak": ("track_heap_peak_increase", "bytes"),
+    "retained": ("track_retained_per_iteration", "bytes/iteration"),
     "peak": ("track_peak_increase", "bytes"),
     "growth": ("track_growth_per_iteration", "bytes/iteration"),
     "leak": ("track_leak", "leak"),
 }
+# A family's table: time and the heap's figures (what a step keeps, its peak); RSS's figures
+# are plotted beside them. Results measured before the heap was read show RSS's instead.
+CELL = ("time", "heap peak", "retained")
+RSS_OF = {"heap peak": "peak", "retained": "growth"}
 
 
 @dataclass

@@ -245,8 +245,8 @@ class Literal:
     release: str
     error: str | None = None  # why it has no figures (its exception), None if measured
     time: float | None = None
-    peak: float | None = None
-    growth: float | None = None
+    peak: float | None = None  # the heap's where read, else RSS's
+    growth: float | None = None  # what a step keeps (the heap) where read, else RSS's
     leak: bool | None = None
     ops_per_call: float | None = None
     traces: float | None = None
@@ -272,6 +272,11 @@ class Literal:
         return " · ".join(parts)
 
 
+def _first(*values: float | None) -> float | None:
+    """The heap's figure where it was read, else RSS's."""
+    return next((v for v in values if v is not None), None)
+
+
 def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> Literal:
     combo = (repr(variant),)
 
@@ -285,8 +290,8 @@ def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> 
     return Literal(
         tag,
         time=machine.value(f"{family.name}.time_step", combo, tag),
-        peak=value("track_peak_increase"),
-        growth=value("track_growth_per_iteration"),
+        peak=_first(value("track_heap_peak_increase"), value("track_peak_increase")),
+        growth=_first(value("track_retained_per_iteration"), value("track_growth_per_iteration")),
         leak=leak >= 1,
         ops_per_call=value("track_graph_ops_per_call"),
         traces=value("track_traces"),

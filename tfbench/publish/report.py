@@ -50,7 +50,7 @@ class Figure:
 @dataclass(frozen=True)
 class Cell:
     release: str
-    figures: tuple[Figure, ...]  # time, peak, growth
+    figures: tuple[Figure, ...]  # families.CELL: time, heap peak, retained
     leak: bool | None
 
     @property
@@ -133,8 +133,10 @@ class Report:
 
 PLOTS = (
     ("time", "time per iteration (ms, log scale)", 1e3, True),
-    ("growth", "growth per iteration (KiB/iteration)", 1 / KiB, False),
-    ("peak", "peak increase (MiB)", 1 / MiB, False),
+    ("retained", "retained per iteration, the heap (KiB/iteration)", 1 / KiB, False),
+    ("heap peak", "heap peak increase (MiB)", 1 / MiB, False),
+    ("growth", "RSS growth per iteration (KiB/iteration)", 1 / KiB, False),
+    ("peak", "RSS peak increase (MiB)", 1 / MiB, False),
 )
 
 
@@ -146,11 +148,15 @@ def _cell(
     previous: str | None,
 ) -> Cell:
     figures = []
-    for metric in ("time", "peak", "growth"):
-        unit = families.METRICS[metric][1]
+    for metric in families.CELL:
         value = machine.value(family.benchmark(metric), combo, tag)
+        if value is None and metric in families.RSS_OF:  # measured before the heap was read
+            metric = families.RSS_OF[metric]
+            value = machine.value(family.benchmark(metric), combo, tag)
+        unit = families.METRICS[metric][1]
         before = previous and machine.value(family.benchmark(metric), combo, previous)
-        meaningful = value is not None and before and (metric != "growth" or abs(before) >= KiB)
+        slope = metric in ("growth", "retained")
+        meaningful = value is not None and before and (not slope or abs(before) >= KiB)
         figures.append(Figure(value, unit, value / before if meaningful else None))
     leak = machine.value(family.benchmark("leak"), combo, tag)
     return Cell(tag, tuple(figures), None if leak is None else leak >= 1)

@@ -176,7 +176,9 @@ def load(conf: Config) -> Data:
                 )
                 for combo, value, stats, samples in rows:
                     found.values[(key, combo, tag)] = (value, stats, samples)
-            kept = probes.load(Path(conf.results_dir), result.commit_hash, result.env_name)
+            kept = probes.load(
+                Path(conf.results_dir), result.commit_hash, result.env_name, problems
+            )
             found.reasons.update(_reasons(kept, tag))
             side = found.sides.setdefault(tag, readings.Side())
             readings.add_result(side, result, kept, versions)

@@ -1,0 +1,176 @@
+"""`tfbench upstream ROW|TARGET`: a report TensorFlow's maintainers can act on, in
+results/upstream/<machine>/<slug>/: the nightly bisection (bisect.json, kept), issue.md,
+repro.py and plot.png."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tfbench.cli import common, output
+from tfbench.cli.common import BadInput, Subcommands
+
+if TYPE_CHECKING:
+    from tfbench.targets import Target
+
+# A row's benchmark method -> the bisected metric (tfbench.sweep.METRICS)
+METRIC_OF = {
+    "track_retained_per_iteration": "retained",
+    "track_heap_peak_increase": "heap-peak",
+    "track_growth_per_iteration": "growth",
+    "track_peak_increase": "peak",
+    "track_leak": "leak",
+    "time_step": "time",
+}
+ROW = re.compile(r"^(?P<bench>[\w.]+)\((?P<params>.*)\)$")
+READINGS = 3  # of each release's figure: fresh processes, as the suite's probe
+
+
+def add(sub: Subcommands) -> None:
+    u = sub.add_parser(
+        "upstream",
+        help="bisect a change over tf-nightly builds and write the issue to file with "
+        "TensorFlow (issue.md, repro.py, plot.png)",
+    )
+    u.add_argument(
+        "target",
+        help="a gate or report row as asv prints it (module.ClassCosts.track_x(params)), a "
+        "scenario id, path/to/file.py::function, or `gate`: the kept gate run's worse rows",
+    )
+    u.add_argument("--top", type=int, default=2, help="with `gate`: at most this many rows")
+    u.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    u.add_argument("range", nargs="*", metavar="OLD NEW", help="default: the newest two")
+    u.add_argument("--metric", help="for a scenario or function: retained (default), ...")
+    u.add_argument("--machine", help="asv machine name (default: this host's)")
+    u.add_argument("--again", action="store_true", help="bisect again, not the kept run")
+    common.add_measuring(u)
+    common.add_environments(u)
+    common.add_config(u)
+    u.set_defaults(run=run)
+
+
+def row_target(text: str, config: Path) -> tuple[Target, str] | None:
+    """The target and metric of a row as asv prints it, from the suite's benchmarks.json;
+    None when the text is no row."""
+    from asv.benchmarks import Benchmarks
+
+    from tfbench.history.asvconf import load_config
+    from tfbench.publish import families
+    from tfbench.targets import ScenarioTarget
+
+    match = ROW.match(text)
+    if not match or "." not in match["bench"]:
+        return None
+    bench, method = match["bench"].rsplit(".", 1)
+    if method not in METRIC_OF:
+        raise BadInput(f"{text}: a row of {', '.join(METRIC_OF)} is needed, not {method}")
+    benchmarks = dict(Benchmarks.load(load_config(config)))
+    name = bench.removesuffix("Costs")
+    timed = benchmarks.get(f"{name}.time_step")
+    if timed is None:
+        raise BadInput(f"{text}: no benchmark {name} in the suite's results")
+    combo = tuple(v.strip() for v in _split(match["params"]))
+    family = families.Family(name, timed["param_names"], timed["params"])
+    found = families.scenario_of(family, combo)
+    if found is None:
+        raise BadInput(f"{text}: no CPU scenario measures this point")
+    scenario, params = found
+    return ScenarioTarget(scenario, params), METRIC_OF[method]
+
+
+def _split(params: str) -> list[str]:
+    """asv's params text ('a', 100, 'CPU') into each value's repr."""
+    if not params.strip():
+        return []
+    values = ast.literal_eval(f"({params},)")
+    return [repr(v) for v in values]
+
+
+# Of a gate's worse rows, these first (what the heap and the verdict say), then the rest.
+ORDER = ("leak", "retained", "heap-peak", "time", "growth", "peak")
+
+
+def run(args: argparse.Namespace) -> int:
+    from asv.machine import Machine
+
+    from tfbench.sweep import METRICS
+
+    config = common.config(args)
+    versions = common.release_range(args.range or common.tracked()[-2:])
+    machine = common.machine(args.machine or Machine.get_unique_machine_name())
+    if args.target == "gate":
+        chosen = gate_rows(config, machine, (f"v{versions[0]}", f"v{versions[-1]}"), args.top)
+        codes = [report(args, t, m, versions, machine, config) for t, m in chosen]
+        return 0 if codes and all(c == 0 for c in codes) else 1
+    found = row_target(args.target, config)
+    target, metric = found or (common.target(args.target, args.param), args.metric or "retained")
+    if metric not in METRICS:
+        raise BadInput(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+    return report(args, target, metric, versions, machine, config)
+
+
+def gate_rows(
+    config: Path, machine: str, pair: tuple[str, str], top: int
+) -> list[tuple[Target, str]]:
+    """The kept gate run's worse rows that a scenario measures, the heap's and the
+    verdict's first, then by relative change, at most `top`."""
+    from tfbench.gate import kept
+
+    run = kept.read(config.parent / "results", machine, pair)
+    if run is None:
+        raise BadInput(f"no kept gate run of {pair[0]} {pair[1]} on {machine}")
+    ranked = []
+    for row in run["rows"]:
+        metric = METRIC_OF.get(row["metric"])
+        if row["direction"] != "worse" or metric is None:
+            continue
+        params = ", ".join(repr(v) for v in row["params"].values())
+        try:
+            target, _ = row_target(f"{row['benchmark']}({params})", config)
+        except BadInput:
+            continue  # no CPU scenario measures it
+        before, after = row["before"] or 0.0, row["after"] or 0.0
+        change = abs(after - before) / max(abs(before), 1e-12)
+        ranked.append((ORDER.index(metric), -change, target, metric))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    return [(target, metric) for _, _, target, metric in ranked[:top]]
+
+
+def report(
+    args: argparse.Namespace,
+    target: Target,
+    metric: str,
+    versions: list[str],
+    machine: str,
+    config: Path,
+) -> int:
+    """Bisect (or read the kept bisection), measure the two releases, write the report."""
+    from tfbench.cli import measure
+    from tfbench.nightly import run as nightly
+    from tfbench.nightly import upstream
+    from tfbench.sweep import measure_releases
+
+    old, new = versions[0], versions[-1]
+    folder = config.parent / "results" / "upstream" / machine / upstream.slug(target, metric)
+    kept = folder / "bisect.json"
+    limits = common.measuring(args)
+    if kept.is_file() and not args.again:
+        data = nightly.read(kept)
+        common.progress(f"the kept bisection: {kept}")
+    else:
+        data = nightly.bisect_between(
+            target, limits, old, new, metric, args.env_dir, common.progress
+        )
+        runner = measure.runner(args, target)
+        data["releases"] = {v: measure_releases(runner, [v] * READINGS) for v in (old, new)}
+        data["limits"] = limits.to_json()
+        nightly.write(data, kept)
+    written = upstream.write(data, folder, upstream.environment())
+    print(output.nightly(data))
+    for what, path in written.items():
+        print(f"{what}: {path}")
+    print(f"kept: {kept}")
+    return 0 if data["kind"] == "step" else 1

@@ -1,0 +1,25 @@
+"""The format number of each file tfbench keeps beside asv's results (docs/formats.md), and
+the check every reader makes: a file of another format is named, never misread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+KEY = "format"
+PROBES = 1  # results/probes/<commit>-<env>-<flavour>.json
+GATE_RUN = 1  # results/gate/<machine>/<old>-<new>.json
+EXPLAINED = 1  # results/explain/<machine>/<tag>.json
+BISECTION = 1  # results/upstream/<machine>/<slug>/bisect.json
+VERSIONS = 1  # benchmarks/versions.json
+
+
+class FormatError(ValueError):
+    """A kept file of a format this tfbench does not read."""
+
+
+def check(data: Any, expected: int, what: str) -> None:
+    """Raise FormatError unless `data` is a JSON object of format `expected`; a file kept
+    before formats were numbered (no key) is format 1."""
+    found = data.get(KEY, 1) if isinstance(data, dict) else None
+    if found != expected:
+        raise FormatError(f"{what}: format {found!r}; this tfbench reads format {expected}")

@@ -1,0 +1,164 @@
+"""A standalone reproducer of a target: one Python file that needs TensorFlow, psutil and
+the standard library only (NumPy comes with TensorFlow), for a TensorFlow issue.
+
+A catalog scenario's module is inlined with the few tfbench helpers it imports written out
+(a scenario that builds on another family's module gets that module first); a user's
+`file::function` is inlined as it is. The file measures the step the way issue reporters
+do: memory printed as the calls go, then the growth per call, RSS (psutil) and the heap in
+use (glibc's mallinfo2, with every allocation through malloc: it re-executes itself with
+PYTHONMALLOC=malloc).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tfbench import scenarios
+from tfbench.targets import FunctionTarget, ScenarioTarget, Target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HELPERS = '''
+class Unsupported(NotImplementedError):
+    """A case that cannot run here."""
+
+
+def require(device):
+    if device == "GPU":
+        import tensorflow as tf
+
+        if not tf.config.list_physical_devices("GPU"):
+            raise Unsupported("TensorFlow sees no GPU")
+
+
+def tf_name(device):
+    return f"/{device}:0"
+
+
+CATALOG = {}
+
+
+class Scenario:
+    def __init__(self, id, description, prepare, params=None, iterations=40, warmup=10):
+        self.id, self.prepare, self.params = id, prepare, params or {}
+
+
+def register(scenario):
+    CATALOG[scenario.id] = scenario
+    return scenario
+
+
+def register_family(table, params, iterations, warmup):
+    for scenario_id, (prepare, description) in table.items():
+        register(Scenario(scenario_id, description, prepare, params))
+'''
+
+MEASURE = '''
+def heap_in_use():
+    """Bytes glibc's malloc has handed out and not taken back (None where not glibc)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallinfo2.restype = Mallinfo2
+    except (OSError, AttributeError):
+        return None
+    info = libc.mallinfo2()
+    return info.uordblks + info.hblkhd
+
+
+FIELDS = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+
+
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in FIELDS.split()]
+
+
+def main():
+    if os.environ.get("PYTHONMALLOC") != "malloc":  # Python's objects counted in the heap
+        env = {**os.environ, "PYTHONMALLOC": "malloc"}
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    import tensorflow as tf
+
+    step = make_step()
+    for _ in range(WARMUP):
+        step()
+    gc.collect()
+    process = psutil.Process()
+    rss0, heap0 = process.memory_info().rss, heap_in_use()
+    every = max(1, CALLS // 10)
+    for call in range(1, CALLS + 1):
+        step()
+        if call % every == 0:
+            heap = heap_in_use()
+            rss = process.memory_info().rss
+            line = f"after {call:5d} calls: RSS {rss / 2**20:8.1f} MiB"
+            if heap is not None:
+                line += f", heap in use {heap / 2**20:8.1f} MiB"
+            print(line)
+    gc.collect()
+    rss, heap = process.memory_info().rss, heap_in_use()
+    python = sys.version.split()[0]
+    print(f"TensorFlow {tf.__version__} ({tf.version.GIT_VERSION}), Python {python}")
+    if heap is not None:
+        print(f"retained per call (heap in use): {(heap - heap0) / CALLS / 1024:.2f} KiB")
+    print(f"RSS growth per call: {(rss - rss0) / CALLS / 1024:.2f} KiB")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _inlined(path: Path) -> str:
+    """A module's source with its tfbench imports and its future import left out (the
+    reproducer has its own, first)."""
+    source = path.read_text()
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    dropped = set()
+    for node in tree.body:
+        is_ours = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tfbench")
+        is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if is_ours or is_future:
+            dropped.update(range(node.lineno - 1, node.end_lineno))
+    return "".join(line for i, line in enumerate(lines) if i not in dropped)
+
+
+def _scenario_modules(module: str) -> list[str]:
+    """The scenario module and the other scenario modules it imports, those first."""
+    tree = ast.parse(ROOT.joinpath(*module.split(".")[1:]).with_suffix(".py").read_text())
+    first = [
+        node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("tfbench.scenarios.")
+    ]
+    return [*first, module]
+
+
+def source(target: Target, iterations: int, warmup: int) -> str:
+    """The reproducer's text."""
+    head = [
+        f'"""Standalone reproducer (tfbench upstream): {target.name}.\n\n'
+        "Needs TensorFlow and psutil; run `python repro.py`.\n"
+        '"""\n\n',
+        "from __future__ import annotations\n\n",
+        "import ctypes\nimport gc\nimport os\nimport sys\n\nimport psutil\n",
+    ]
+    if isinstance(target, ScenarioTarget):
+        scenario = scenarios.get(target.scenario)
+        params = scenario.bind(target.params)
+        module = scenario.prepare.__module__
+        body = [HELPERS]
+        for name in _scenario_modules(module):
+            body.append(f"\n# ---- {name.replace('.', '/')}.py, as tfbench measures it ----\n")
+            body.append(_inlined(ROOT.joinpath(*name.split(".")[1:]).with_suffix(".py")))
+        prepare = f"CATALOG[{target.scenario!r}].prepare(**{params!r})"
+        make = f"\n\ndef make_step():\n    return {prepare}\n"
+    else:
+        assert isinstance(target, FunctionTarget)
+        body = [f"\n# ---- {Path(target.file).name}, as measured ----\n"]
+        body.append(_inlined(Path(target.file)))
+        make = f"\n\ndef make_step():\n    return {target.function}\n"
+    counts = f"\nCALLS, WARMUP = {iterations}, {warmup}\n"
+    return "".join([*head, *body, make, counts, MEASURE])

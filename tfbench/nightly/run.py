@@ -1,0 +1,121 @@
+"""A nightly bisection run for real: each build in its own environment (builds.ensure), the
+target measured there in fresh processes (targets.measure_isolated), kept as JSON."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from tfbench import formats, targets
+from tfbench.history import envs, releases
+from tfbench.history.envsync import lock_file_name
+from tfbench.measure.record import measured
+from tfbench.nightly import builds, policy
+from tfbench.nightly.policy import Broken, Build, Found
+
+
+def reader(
+    target: targets.Target,
+    limits: targets.Limits,
+    root: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> tuple[policy.Measure, dict[str, str]]:
+    """Measure one reading of a build (its environment made first); and the GIT_VERSION of
+    every build installed, filled as builds are read."""
+    root = root or envs.default_root()
+    commits: dict[str, str] = {}
+
+    def measure(build: Build) -> dict[str, Any]:
+        python, known = builds.ensure(build, root, say)
+        commits[build.version] = known.git_version or ""
+        began = time.monotonic()
+        record = targets.measure_isolated(target, replace(limits, python=str(python), quiet=True))
+        if not measured(record):
+            raise Broken(f"the step did not run there: {record['status']}: {record.get('error')}")
+        say(f"{build.version}: read in {time.monotonic() - began:.0f} s")
+        return dict(record, release=build.version)
+
+    return measure, commits
+
+
+def bisect_between(
+    target: targets.Target,
+    limits: targets.Limits,
+    old: str,
+    new: str,
+    metric: str,
+    root: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> dict:
+    """Bisect the nightlies between two tracked releases (builds.between) for the change in
+    `metric`; the kept form, with the dependencies whose locked versions differ between the
+    releases (where no nightly shows the change, they are suspects)."""
+    began = time.monotonic()
+    found_builds = builds.between(old, new, releases.read_lock(new).released)
+    say(f"{len(found_builds)} nightly builds between {old} and {new}")
+    measure, commits = reader(target, limits, root, say)
+    found = policy.bisect(found_builds, metric, measure, say)
+    data = kept(found, target, commits, time.monotonic() - began)
+    data.update(old=old, new=new, dependencies=lock_changes(old, new))
+    return data
+
+
+def lock_changes(old: str, new: str) -> list[str]:
+    """name old -> new, for each distribution whose pin differs between the releases' CPU
+    locks (TensorFlow itself left out)."""
+    pins = []
+    for version in (old, new):
+        text = releases.read_lock(version).files[lock_file_name("cpu")].decode()
+        pins.append(
+            dict(
+                line.split("==", 1)
+                for line in text.splitlines()
+                if "==" in line and not line.startswith("#")
+            )
+        )
+    names = sorted(set(pins[0]) | set(pins[1]), key=str.lower)
+    return [
+        f"{n} {pins[0].get(n, 'none')} -> {pins[1].get(n, 'none')}"
+        for n in names
+        if pins[0].get(n) != pins[1].get(n) and not n.startswith("tensorflow")
+    ]
+
+
+def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds: float) -> dict:
+    """The bisection as kept: every build with its readings, and what it concluded."""
+    good, bad = found.last_good, found.first_bad
+    return {
+        formats.KEY: formats.BISECTION,
+        "target": targets.to_json(target),
+        "metric": found.metric,
+        "kind": found.kind,
+        "builds": [
+            dict(asdict(b), git_version=commits.get(b.version) or b.git_version)
+            for b in found.builds
+        ],
+        "readings": found.readings,
+        "broken": found.broken,
+        "last_good": good and good.version,
+        "first_bad": bad and bad.version,
+        "undecided": found.undecided,
+        "compare_url": good
+        and bad
+        and builds.compare_url(commits.get(good.version), commits.get(bad.version)),
+        "seconds": seconds,
+    }
+
+
+def write(data: dict, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    formats.check(data, formats.BISECTION, str(path))
+    return data
