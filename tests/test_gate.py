@@ -186,7 +186,7 @@ def test_bad_input_exits_2(capsys):
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--rounds", "0"]) == cli.EXIT_BAD_INPUT
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--machine", "a b"]) == cli.EXIT_BAD_INPUT
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--config", "nowhere.json"]) == 2
-    assert cli.main(["gate", "v2.21.0", "v2.21.0", "--python", "/no/python"]) == 2
+    assert cli.main(["gate", "v2.21.0", "v2.21.0", "--interpreter", "/no/python"]) == 2
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -230,7 +230,7 @@ def _gate(project: Path, old: str, new: str, monkeypatch, capsys) -> tuple[int, 
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
     code = cli.main(
         ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
-         "--python", sys.executable, "--json"]
+         "--interpreter", sys.executable, "--json"]
     )  # fmt: skip
     return code, json.loads(capsys.readouterr().out)
 
@@ -276,7 +276,7 @@ def test_gate_bench_that_selects_nothing_is_bad_input(planted_project, monkeypat
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(planted_project / "repo"))
     code = cli.main(
         ["gate", "v1.0.0", "v1.0.1", "--config", str(planted_project / "asv.conf.json"),
-         "--machine", "planted", "--python", sys.executable, "--bench", "no_such_benchmark"]
+         "--machine", "planted", "--interpreter", sys.executable, "--bench", "no_such_benchmark"]
     )  # fmt: skip
     assert code == cli.EXIT_BAD_INPUT
     assert "selects no benchmark" in capsys.readouterr().err
@@ -303,7 +303,7 @@ def test_a_report_command_reruns_exactly_its_row(planted_project, monkeypatch, c
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(planted_project / "repo"))
     code = cli.main(
         [*argv[1:], "--config", str(planted_project / "asv.conf.json"),
-         "--python", sys.executable, "--json", "--rounds", "2"]
+         "--interpreter", sys.executable, "--json", "--rounds", "2"]
     )  # fmt: skip
     rows = json.loads(capsys.readouterr().out)
     assert code == 1

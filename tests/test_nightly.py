@@ -101,3 +101,94 @@ def test_every_bisect_metric_reads_a_figure(metric):
         "peak_increase_bytes": 4,
     }
     assert policy.figure(metric, reading) is not None
+
+
+# ---- the report to file upstream, rendered from a kept bisection --------------------------
+
+
+def kept_bisection() -> dict:
+    """A kept bisection's shape (tfbench.nightly.run.kept), of a step between two builds."""
+    from tfbench import formats
+
+    def reading(kept):
+        return {
+            "status": "ok",
+            "iterations": 100,
+            "retained_bytes_per_iteration": kept,
+            "retained_interval": [kept - 100, kept + 100],
+        }
+
+    builds = [
+        {"version": b.version, "uploaded": b.uploaded, "git_version": f"v1.12.1-{k}-gabc{k:04d}"}
+        for k, b in enumerate(BUILDS[:4])
+    ]
+    return {
+        formats.KEY: formats.BISECTION,
+        "target": {"scenario": "loop.python_matmul", "params": {"size": 256}},
+        "metric": "retained",
+        "kind": "step",
+        "builds": builds,
+        "readings": {
+            BUILDS[0].version: [reading(20480.0)] * 2,
+            BUILDS[1].version: [reading(20500.0)] * 2,
+            BUILDS[3].version: [reading(46080.0)] * 2,
+        },
+        "broken": {BUILDS[2].version: "cannot be installed: no wheel"},
+        "last_good": BUILDS[1].version,
+        "first_bad": BUILDS[3].version,
+        "undecided": None,
+        "compare_url": "https://github.com/tensorflow/tensorflow/compare/abc0001...abc0003",
+        "seconds": 1800.0,
+        "old": "2.21.0",
+        "new": "2.22.0rc0",
+        "dependencies": ["keras 3.12.0 -> 3.13.0"],
+        "releases": {"2.21.0": [reading(20400.0)] * 3, "2.22.0rc0": [reading(46000.0)] * 3},
+        "limits": {"iterations": 100, "warmup": 10, "budget_bytes": None, "timeout_s": 600},
+    }
+
+
+def test_the_upstream_report_follows_tensorflows_template(tmp_path):
+    from tfbench.nightly import upstream
+
+    written = upstream.write(kept_bisection(), tmp_path, upstream.environment())
+    issue = written["issue"].read_text()
+    for heading in (
+        "### Issue type\n\nPerformance",
+        "### Have you reproduced the bug with TensorFlow Nightly?\n\nYes, tf-nightly "
+        + BUILDS[3].version,
+        "### TensorFlow version\n\n2.21.0 (as expected), 2.22.0rc0 (changed)",
+        "### Standalone code to reproduce the issue",
+        "### Current behavior?\n\nOn 2.22.0rc0: 44.92 KiB/call",
+        "### Expected behavior?\n\nAs on 2.21.0: 19.92 KiB/call",
+    ):
+        assert heading in issue
+    assert "compare/abc0001...abc0003" in issue and "skipped: cannot be installed" in issue
+    assert "`v1.12.1-3-gabc0003`" in issue  # each build's GIT_VERSION
+    assert written["repro"].read_text() in issue
+
+
+def test_repro_is_standalone_python_importing_only_tensorflow_psutil_and_the_stdlib(tmp_path):
+    import ast
+    import sys
+
+    from tfbench.nightly import repro
+    from tfbench.targets import FunctionTarget, ScenarioTarget
+
+    user = tmp_path / "mine.py"
+    user.write_text(
+        "from __future__ import annotations\nimport numpy as np\n\n\ndef step():\n    pass\n"
+    )
+    for target in (
+        ScenarioTarget("loop.python_matmul", {"size": 64}),
+        ScenarioTarget("threads.new_op_per_run", {}),  # builds on the graphs module
+        FunctionTarget(str(user), "step"),
+    ):
+        tree = ast.parse(repro.source(target, 100, 10))
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add(node.module.split(".")[0])
+        allowed = set(sys.stdlib_module_names) | {"tensorflow", "psutil", "numpy"}
+        assert imported <= allowed, imported - allowed

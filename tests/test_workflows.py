@@ -54,11 +54,17 @@ def test_the_tracking_jobs_are_project_commands():
         "tfbench releases add",
         "tfbench releases list --json",
         "tfbench releases list --newest-pair",
+        "tfbench releases list --pythons",
     ):
         assert command in plan
     assert ".ci/measure" in _runs(jobs["measure"])
     assert "tfbench gate $PAIR" in _runs(jobs["gate"]) and "--markdown" in _runs(jobs["gate"])
     assert ".ci/publish artifacts" in _runs(jobs["publish"])
+    assert '.ci/upstream "$PAIR" "$CPU_MACHINE"' in _runs(jobs["upstream"])
+    # the newest release on each other Python it has a wheel for, one job each
+    assert ".ci/measure" in _runs(jobs["pythons"])
+    assert "matrix.python" in json.dumps(jobs["pythons"]["steps"])
+    assert "upstream" in jobs["publish"]["needs"]  # its reports are merged and published
     # the GPU jobs run on a self-hosted runner labelled gpu, with the GPU lock
     assert "self-hosted" in jobs["measure"]["runs-on"] and "gpu" in jobs["measure"]["runs-on"]
     assert "TFBENCH_WHEELS=$KIND" in _runs(jobs["measure"])
@@ -173,3 +179,56 @@ def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
     assert any("abc-env-cpu.json: not a probes file" in s for s in done.skipped)
     assert any("notes.md: not a packages record's name" in s for s in done.skipped)
     assert (target / "packages" / "old-env-cpu.txt").read_text() == "# kept\n"
+
+
+def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection(tmp_path):
+    """.ci/upstream as the upstream job runs it, on a kept gate run whose worse row has a
+    kept bisection: the report is rendered again (no nightly installed), and merged."""
+    from test_nightly import kept_bisection
+
+    from tfbench.nightly import upstream
+    from tfbench.targets import ScenarioTarget
+
+    runner = _runner(tmp_path, "runner")
+    results = runner / "results"
+    results.mkdir()
+    shutil.copy(ROOT / "results" / "benchmarks.json", results)
+    params = {"variant": "python_matmul", "gradient": "none", "size": 256}
+    params |= {"loop_iterations": 100, "device": "CPU"}
+    row = {
+        "benchmark": "loops.MatrixPowerCosts.track_retained_per_iteration",
+        "params": params,
+        "metric": "track_retained_per_iteration",
+        "direction": "worse",
+        "before": 20400.0,
+        "after": 46000.0,
+        "unit": "bytes/iteration",
+        "evidence": "retained 19.9 -> 44.9 KiB/iteration",
+    }
+    gate = results / "gate" / "gha-test" / "v2.21.0-v2.22.0rc0.json"
+    gate.parent.mkdir(parents=True)
+    gate.write_text(json.dumps({"format": 1, "rounds": 2, "rows": [row], "shifts": []}))
+    target = ScenarioTarget(
+        "loop.python_matmul", {k: v for k, v in params.items() if k != "variant"}
+    )
+    slug = upstream.slug(target, "retained")
+    kept = results / "upstream" / "gha-test" / slug / "bisect.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(
+        json.dumps(
+            dict(kept_bisection(), target={"scenario": target.scenario, "params": target.params})
+        )
+    )
+    run = subprocess.run(
+        ["bash", ".ci/upstream", "2.21.0 2.22.0rc0", "gha-test", "1"],
+        cwd=runner,
+        env={**os.environ, "TFBENCH": str(Path(sys.executable).parent / "tfbench")},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    issue = (kept.parent / "issue.md").read_text()
+    assert "compare/abc0001...abc0003" in issue and (kept.parent / "repro.py").is_file()
+    merged = merge.merge([results], tmp_path / "merged")
+    assert Path("upstream") / "gha-test" / slug / "issue.md" in merged.added

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tfbench import floors, targets
-from tfbench.history import envs
+from tfbench.history import envs, pythons
 from tfbench.measure.record import Record, measured
 
 METRICS = ("leak", "retained", "heap-peak", "growth", "peak", "time")
@@ -76,9 +76,11 @@ class Runner:
     root: Path | None = None
     say: Say = print
     measure: Callable[..., Record] = targets.measure_isolated  # or tfbench explain's run
+    python: str = pythons.DEFAULT  # CPython X.Y of the release environments
 
     def __call__(self, version: str, label: str = "") -> Record:
-        env = envs.ReleaseEnv(version, self.flavour, self.root or envs.default_root())
+        root = self.root or envs.default_root()
+        env = envs.ReleaseEnv(version, self.flavour, root, self.python)
         prefix = f"{label}{version}:"
         try:
             python, spent = envs.ensure(

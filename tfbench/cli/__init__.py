@@ -17,6 +17,7 @@ from tfbench.cli import (
     publish,
     releases,
     results,
+    run,
     upstream,
     versions,
 )
@@ -24,6 +25,7 @@ from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 
 __all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
 COMMANDS = (
+    run,
     catalog,
     measure,
     bisect,

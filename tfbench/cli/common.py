@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tfbench.targets import Limits, Target
 
 EXIT_BAD_INPUT = 2
+DEFAULT_PYTHON = "3.11"  # tfbench.history.pythons.DEFAULT, without importing the history
 FLAVOURS = ("cpu", "gpu")
 Subcommands = argparse._SubParsersAction  # what each command's add() registers itself on
 
@@ -52,8 +53,15 @@ def add_measuring(parser: argparse.ArgumentParser) -> None:
 
 
 def add_environments(parser: argparse.ArgumentParser) -> None:
-    """Which lock, and where the release environments live."""
+    """Which lock, which Python, and where the release environments live."""
     parser.add_argument("--flavour", default="cpu", help="the lock: cpu (default) or gpu")
+    parser.add_argument(
+        "--python",
+        default=DEFAULT_PYTHON,
+        metavar="X.Y",
+        help=f"the CPython of the release environments (default {DEFAULT_PYTHON}, the "
+        "history's); a release without a wheel for it is said so",
+    )
     parser.add_argument(
         "--env-dir",
         type=Path,
@@ -128,6 +136,15 @@ def measuring(args: argparse.Namespace) -> Limits:
         budget_bytes=args.budget_mib * MiB if args.budget_mib else None,
         timeout_s=args.timeout or 600,
     )
+
+
+def python(args: argparse.Namespace) -> str:
+    """--python: a CPython version tfbench locks releases for."""
+    from tfbench.history.pythons import CANDIDATES
+
+    if args.python not in CANDIDATES:
+        raise BadInput(f"--python {args.python!r}: choose from {', '.join(CANDIDATES)}")
+    return args.python
 
 
 def flavour(args: argparse.Namespace) -> str:

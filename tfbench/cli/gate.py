@@ -44,7 +44,7 @@ def add(sub: Subcommands) -> None:
     common.add_config(g)
     common.add_environments(g)
     g.add_argument(
-        "--python",
+        "--interpreter",
         type=Path,
         help="one interpreter for both sides instead of the releases' environments "
         "(for testing a suite whose changes follow the commit)",
@@ -70,8 +70,8 @@ def request(args: argparse.Namespace) -> Request:
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
     if args.rounds < 1:
         raise common.BadInput(f"--rounds must be at least 1, got {args.rounds}")
-    if args.python and not args.python.is_file():
-        raise common.BadInput(f"--python {args.python}: no such interpreter")
+    if args.interpreter and not args.interpreter.is_file():
+        raise common.BadInput(f"--interpreter {args.interpreter}: no such interpreter")
     try:
         conf = load_config(config)
     except (ValueError, OSError, UserError) as e:
@@ -81,7 +81,7 @@ def request(args: argparse.Namespace) -> Request:
     old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
     return Request(
         config, conf, old, new, machine, args.bench, args.rounds, common.flavour(args),
-        args.env_dir, args.python,
+        args.env_dir, args.interpreter, common.python(args),
     )  # fmt: skip
 
 

@@ -34,8 +34,9 @@ def runner(args: argparse.Namespace, target: Target) -> Runner:
     """Measures the target in any release's environment, saying what it does."""
     from tfbench.sweep import Runner
 
-    flavour = common.flavour(args)
-    return Runner(target, common.measuring(args), flavour, args.env_dir, common.progress)
+    flavour, python = common.flavour(args), common.python(args)
+    limits = common.measuring(args)
+    return Runner(target, limits, flavour, args.env_dir, common.progress, python=python)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,6 +31,12 @@ def add(sub: Subcommands) -> None:
     shown = li.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="as a JSON list (a CI matrix)")
     shown.add_argument(
+        "--pythons",
+        action="store_true",
+        help="the CPython versions other than the history's that the newest release has a "
+        "lock for, as a JSON list (a CI matrix)",
+    )
+    shown.add_argument(
         "--newest-pair",
         action="store_true",
         help="the two tags the newest release is compared by: the newest release and a newer "
@@ -54,6 +60,11 @@ def listing(args: argparse.Namespace) -> int:
     tracked = common.tracked()
     if args.json:
         print(json.dumps(tracked))
+    elif args.pythons:
+        from tfbench.history.pythons import CANDIDATES, DEFAULT
+        from tfbench.history.releases import supports
+
+        print(json.dumps([p for p in CANDIDATES if p != DEFAULT and supports(tracked[-1], p)]))
     elif args.newest_pair:
         pair = newest_pair([f"v{v}" for v in tracked])
         if pair is None:

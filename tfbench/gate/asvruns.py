@@ -30,7 +30,7 @@ from tfbench import probes
 from tfbench.gate import kept, readings, rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
-from tfbench.history import envs, repo
+from tfbench.history import envs, pythons, repo
 from tfbench.history.asvconf import derived_config
 from tfbench.measure import child
 
@@ -58,6 +58,7 @@ class Request:
     rounds: int = 2
     flavour: str = "cpu"
     env_root: Path | None = None
+    python_version: str = pythons.DEFAULT  # CPython X.Y of both sides' environments
     python: Path | None = None  # one interpreter for both sides (the gate's own tests)
 
     @property
@@ -101,9 +102,12 @@ def run_gate(request: Request, say: Say) -> Outcome:
     return Outcome(measured, rows, where)
 
 
-def release_python(tag: str, flavour: str, root: Path | None, say: Say) -> Path:
-    """The release's environment, with the asv runner this asv needs."""
-    env = envs.ReleaseEnv(tag.removeprefix("v"), flavour, root or envs.default_root())
+def release_python(
+    tag: str, flavour: str, root: Path | None, say: Say, python: str = pythons.DEFAULT
+) -> Path:
+    """The release's environment (of CPython `python`), with the asv runner this asv needs."""
+    root = root or envs.default_root()
+    env = envs.ReleaseEnv(tag.removeprefix("v"), flavour, root, python)
     try:
         python, _ = envs.ensure(env, lambda: say(f"{tag}: creating its environment (uv) ..."))
         runner = f"asv_runner=={importlib.metadata.version('asv_runner')}"
@@ -154,7 +158,9 @@ class AsvBackend:
         for s, tag in self.tags.items():
             began = time.monotonic()
             r = self.request
-            self.pythons[s] = r.python or release_python(tag, r.flavour, r.env_root, self.say)
+            self.pythons[s] = r.python or release_python(
+                tag, r.flavour, r.env_root, self.say, r.python_version
+            )
             seconds.append(time.monotonic() - began)
         return seconds
 

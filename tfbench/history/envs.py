@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tfbench
+from tfbench.history import pythons
 from tfbench.history.envsync import compile_bytecode, lock_file_name
-from tfbench.history.releases import FLAVOURS, read_lock, uv
+from tfbench.history.releases import FLAVOURS, UNSUPPORTED, python_folder, read_lock, uv
 
 MARK = ".tfbench-ready"  # renamed from .tfbench-lock: those were not compiled
 
@@ -44,10 +45,12 @@ class ReleaseEnv:
     version: str
     flavour: str
     root: Path
+    python_version: str = pythons.DEFAULT  # CPython X.Y
 
     @property
     def path(self) -> Path:
-        return self.root / f"{self.version}-{self.flavour}"
+        tail = "" if self.python_version == pythons.DEFAULT else f"-py{self.python_version}"
+        return self.root / f"{self.version}-{self.flavour}{tail}"
 
     @property
     def python(self) -> Path:
@@ -58,13 +61,40 @@ class ReleaseEnv:
             raise ValueError(
                 f"unknown flavour {self.flavour!r}; choose from {', '.join(FLAVOURS)}"
             )
-        return read_lock(self.version).files[lock_file_name(self.flavour)]
+        if self.python_version == pythons.DEFAULT:
+            return read_lock(self.version).files[lock_file_name(self.flavour)]
+        folder = python_folder(self.version, self.python_version)
+        lock = folder / lock_file_name(self.flavour)
+        if not lock.is_file():
+            why = folder / UNSUPPORTED
+            raise EnvError(
+                f"tensorflow {self.version} has no lock for Python {self.python_version}: "
+                + (
+                    why.read_text().strip("# \n")
+                    if why.is_file()
+                    else "not locked yet (`tfbench releases update`)"
+                )
+            )
+        return lock.read_bytes()
 
     def ready(self, lock: bytes | None = None) -> bool:
         mark = self.path / MARK
         return (
             mark.is_file() and mark.read_bytes() == (lock or self.lock()) and self.python.exists()
         )
+
+
+def interpreter(python: str) -> str:
+    """An interpreter of CPython `python` (X.Y): this one where it is that version."""
+    if python == "{}.{}".format(*sys.version_info[:2]):
+        return sys.executable
+    found = pythons.find(python)
+    if found is None:
+        raise EnvError(
+            f"no Python {python} here (on PATH as python{python}, in pyenv or uv's "
+            f"Pythons): install one, e.g. `uv python install {python}`"
+        )
+    return str(found)
 
 
 def ensure(
@@ -85,7 +115,7 @@ def ensure(
     lock = partial.with_suffix(".txt")
     lock.write_bytes(text)
     try:
-        run_uv("venv", "--quiet", "--python", sys.executable, str(partial))
+        run_uv("venv", "--quiet", "--python", interpreter(env.python_version), str(partial))
         run_uv(
             "pip",
             "install",

@@ -6,7 +6,8 @@ unlike asv's default `pip install --force-reinstall`; ones the lock does not nam
 so nothing left over from another release leaks into the measurement. uv does the work
 (installed into the environment by pip the first time): a switch between releases takes
 seconds, not pip's 30-60.
-TFBENCH_WHEELS=gpu picks the GPU lock (tensorflow[and-cuda]); the default is cpu.
+TFBENCH_WHEELS=gpu picks the GPU lock (tensorflow[and-cuda]); the default is cpu. An
+environment of another Python than the history's gets that Python's lock (python_lock).
 asv does not record what an environment held: `uv pip freeze` after the install goes to
 RECORD_DIR/<commit>-<environment>-<cpu|gpu>.txt, beside the results it produced.
 Every module is then compiled to bytecode (compile_bytecode).
@@ -67,13 +68,37 @@ def compile_bytecode(python: str) -> None:
     )
 
 
-def main(build_dir: str, record_dir: str) -> None:
-    flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
-    lock = Path(build_dir) / lock_file_name(flavour)
+LOCKED = re.compile(r"^# tfbench lock: [\w\[\]-]+==(\S+) ", re.M)
+HISTORY_PYTHON = "3.11"  # the Python of the locks a release's commit holds
+
+
+def python_lock(build_dir: Path, flavour: str, python: str) -> Path:
+    """The lock to install for this environment's Python: the commit's own for the
+    history's Python; else the release's lock for `python` in the project's
+    releases/locks/VERSION/pyX.Y/ (kept out of the commits: they change no hash). Exits
+    with the reason where the release has no lock for this Python."""
+    lock = build_dir / lock_file_name(flavour)
     if not lock.is_file():
         sys.exit(
-            f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; use cpu or gpu)"
+            f"envsync: no {lock.name} in this release (TFBENCH_WHEELS={flavour!r}; cpu or gpu)"
         )
+    if python == HISTORY_PYTHON:
+        return lock
+    match = LOCKED.search(lock.read_text())
+    folder = Path(__file__).resolve().parents[2] / "releases" / "locks"
+    folder = folder / (match.group(1) if match else "?") / f"py{python}"
+    mine = folder / lock_file_name(flavour)
+    if mine.is_file():
+        return mine
+    why = folder / "unsupported.txt"
+    reason = why.read_text().strip("# \n") if why.is_file() else f"not locked: {folder} is missing"
+    sys.exit(f"envsync: no lock for Python {python}: {reason}")
+
+
+def main(build_dir: str, record_dir: str) -> None:
+    flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
+    python = "{}.{}".format(*sys.version_info[:2])
+    lock = python_lock(Path(build_dir), flavour, python)
     installed = [d.metadata["Name"] for d in metadata.distributions()]
     here = ["--python", sys.executable]
     if "uv" not in map(normalize, installed):  # once per environment; pip's cache serves it

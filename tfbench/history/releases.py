@@ -21,6 +21,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from tfbench.history import pythons
 from tfbench.history.envsync import lock_file_name, normalize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,7 @@ FLAVOURS = {
 }
 HARNESS_REQUIREMENTS = ["psutil"]
 TARGET = "CPython 3.11, Linux x86_64"
-PYTHON_VERSION, PLATFORM = "3.11", "x86_64-manylinux_2_28"
+PYTHON_VERSION, PLATFORM = pythons.DEFAULT, "x86_64-manylinux_2_28"
 WHEEL = re.compile(r"-cp311-cp311-manylinux[_0-9a-z]*x86_64\.whl$")  # TARGET's wheels
 INDEX = "https://pypi.org/simple"
 SIMPLE_INDEX = INDEX + "/{name}/"
@@ -203,13 +204,15 @@ def uv() -> str:
     return find_uv_bin()
 
 
-def resolve(requirements: list[str], as_of: str) -> tuple[list[str], list[str]]:
-    """Exact pins for `requirements` (name==version, sorted), resolved by uv for TARGET
-    from what PyPI held at `as_of` (the set a user got then, and the same on every
-    re-lock), and uv's warnings (an extra the release does not have)."""
+def resolve(
+    requirements: list[str], as_of: str, python: str = PYTHON_VERSION
+) -> tuple[list[str], list[str]]:
+    """Exact pins for `requirements` (name==version, sorted), resolved by uv for CPython
+    `python` on Linux x86_64 from what PyPI held at `as_of` (the set a user got then, and
+    the same on every re-lock), and uv's warnings (an extra the release does not have)."""
     command = [
         uv(), "pip", "compile", "-", "--no-header", "--no-annotate", "--no-config",
-        "--python-version", PYTHON_VERSION, "--python-platform", PLATFORM,
+        "--python-version", python, "--python-platform", PLATFORM,
         "--index-url", INDEX, "--exclude-newer", as_of,
     ]  # fmt: skip
     # Only uv's own settings, and the index alone: find-links and extra indexes carry no
@@ -236,21 +239,70 @@ def uv_cause(error: str) -> str:
 
 
 def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
-    """Resolve one release's full dependency set for every flavour and write it."""
+    """Resolve one release's full dependency set for every flavour and write it, for the
+    history's CPython (its commit's lock) and for every other candidate Python."""
     released = release_date(version)
+    _lock_files(version, released, PYTHON_VERSION, locks_dir / version)
+    for python in pythons.CANDIDATES:
+        if python != PYTHON_VERSION:
+            lock_python(version, python, released, locks_dir)
+    return read_lock(version, locks_dir)
+
+
+UNSUPPORTED = "unsupported.txt"  # in a Python's lock folder: why the release has no lock
+
+
+def python_folder(version: str, python: str, locks_dir: Path = LOCKS_DIR) -> Path:
+    """Where a release's locks for CPython `python` are: the release's folder for the
+    history's Python (its commit holds them), a folder of their own for the others (not in
+    the commit: adding one changes no hash)."""
+    folder = locks_dir / version
+    return folder if python == PYTHON_VERSION else folder / f"py{python}"
+
+
+def lock_python(
+    version: str, python: str, released: str | None = None, locks_dir: Path = LOCKS_DIR
+) -> bool:
+    """Lock a release for CPython `python`; where it does not resolve (no wheel for that
+    Python), write why in UNSUPPORTED instead. Whether it resolved."""
+    folder = python_folder(version, python, locks_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        _lock_files(version, released or release_date(version), python, folder)
+    except RuntimeError as e:
+        (folder / UNSUPPORTED).write_text(
+            f"# tensorflow-cpu=={version} does not resolve for CPython {python}, Linux "
+            f"x86_64 ({uv_cause(str(e))})\n"
+        )
+        return False
+    (folder / UNSUPPORTED).unlink(missing_ok=True)
+    return True
+
+
+def supports(version: str, python: str, locks_dir: Path = LOCKS_DIR) -> bool | None:
+    """Whether a release runs on CPython `python` (by its lock); None: not locked for it."""
+    folder = python_folder(version, python, locks_dir)
+    if (folder / lock_file_name("cpu")).is_file():
+        return True
+    return False if (folder / UNSUPPORTED).is_file() else None
+
+
+def _lock_files(version: str, released: str, python: str, folder: Path) -> None:
+    """Every flavour's lock of a release for CPython `python`, written into `folder`
+    (RuntimeError: the CPU build does not resolve)."""
     # A day's grace: the flavours' wheels are uploaded minutes to hours after `tensorflow`.
     as_of = _stamp(
         (
             dt.datetime.fromisoformat(released.replace("Z", "+00:00")) + dt.timedelta(days=1)
         ).isoformat()
     )
-    folder = locks_dir / version
-    folder.mkdir(parents=True, exist_ok=True)
+    target = f"CPython {python}, Linux x86_64"
+    files = {}
     for flavour, spec in FLAVOURS.items():
         requirement = spec.format(version=version)
         notes = []
         try:
-            pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
+            pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of, python)
         except RuntimeError as e:
             if flavour != "gpu":
                 raise
@@ -258,7 +310,7 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
             cause = uv_cause(str(e))
             notes.append(f"# note: {requirement} does not resolve ({cause})")
             requirement = f"tensorflow=={version}"
-            pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of)
+            pins, warnings = resolve([requirement, *HARNESS_REQUIREMENTS], as_of, python)
         if flavour == "gpu" and any("does not have an extra named" in w for w in warnings):
             notes.append(f"# note: tensorflow {version} has no and-cuda extra")
         if flavour == "gpu" and not any(p.startswith("nvidia-") for p in pins):
@@ -267,12 +319,14 @@ def lock_release(version: str, locks_dir: Path = LOCKS_DIR) -> Lock:
             )
         header = [
             f"# tfbench lock: {requirement} and the harness ({', '.join(HARNESS_REQUIREMENTS)})"
-            f" for {TARGET}",
+            f" for {target}",
             f"# released: {released}",
             f"# resolved as of: {as_of} (what PyPI held then; uv pip compile --exclude-newer, "
             f"{PLATFORM})",
             *notes,
             "# generated by `tfbench releases`; do not edit by hand",
         ]
-        (folder / lock_file_name(flavour)).write_text("\n".join(header + pins) + "\n")
-    return read_lock(version, locks_dir)
+        files[lock_file_name(flavour)] = "\n".join(header + pins) + "\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():  # written once every flavour resolved
+        (folder / name).write_text(text)

@@ -22,6 +22,7 @@ from packaging.version import Version
 
 from tfbench.history import releases
 from tfbench.history.envsync import lock_file_name
+from tfbench.history.pythons import CANDIDATES
 from tfbench.history.releases import (
     FLAVOURS,
     LOCKS_DIR,
@@ -103,14 +104,21 @@ def update(
     locks_dir: Path = LOCKS_DIR,
     repo: Path = HISTORY_REPO,
 ) -> dict[str, str]:
-    """Lock every tracked release that has no lock yet, then rebuild the history."""
+    """Lock every tracked release that has no lock yet (or none for a candidate Python: its
+    lock, or why it has none), then rebuild the history."""
     versions = tracked_versions() if versions is None else versions
     for version in versions:
+        began = time.monotonic()
         if not _locked(version, locks_dir):
-            began = time.monotonic()
-            say(f"locking tensorflow {version} (cpu, gpu) ...")
+            say(f"locking tensorflow {version} (cpu, gpu; Pythons {', '.join(CANDIDATES)}) ...")
             releases.lock_release(version, locks_dir)
             say(f"locked {version} in {time.monotonic() - began:.0f} s")
+            continue
+        for python in CANDIDATES:
+            if releases.supports(version, python, locks_dir) is None:
+                say(f"locking tensorflow {version} for Python {python} ...")
+                done = releases.lock_python(version, python, locks_dir=locks_dir)
+                say(f"{version} on Python {python}: {'locked' if done else 'no wheel'}")
     say(f"building {repo.name} ({len(versions)} releases) ...")
     return build_history(versions, repo, locks_dir)
 

@@ -227,6 +227,48 @@ def _newest(m: MachineReport) -> list[str]:
     return out
 
 
+def _pythons(m: MachineReport) -> list[str]:
+    s = m.pythons
+    if s is None:
+        return []
+    head = (
+        f'<h3 id="pythons">Pythons at {html.escape(release_label(s.release))}: '
+        f"{html.escape(', '.join(s.pythons))} beside 3.11</h3>"
+    )
+    if not s.findings:
+        return [
+            head,
+            "<p>No point's leak verdict, retained bytes or heap peak differs beyond the "
+            "floors.</p>",
+        ]
+    items = [
+        f"<li>{html.escape(f.point)}, Python {html.escape(f.python)}: {html.escape(f.text)} "
+        f"(<code>{html.escape(f.command)}</code>)</li>"
+        for f in s.findings
+    ]
+    return [head, "<ul>", *items, "</ul>"]
+
+
+def _filed(m: MachineReport) -> list[str]:
+    if not m.filed:
+        return []
+    out = [
+        '<h3 id="upstream">To file with TensorFlow</h3><p>Nightly bisections '
+        "(<code>tfbench upstream</code>), each with the issue to file and a standalone "
+        "reproducer.</p><ul>"
+    ]
+    for f in m.filed:
+        links = " ".join(
+            f'<a href="{html.escape(f.link(m.name, name))}">{name}</a>'
+            for name in ("issue.md", "repro.py", "plot.png")
+        )
+        out.append(
+            f"<li>{html.escape(f.target)}, {html.escape(f.metric)}: "
+            f"{html.escape(f.line)} ({links})</li>"
+        )
+    return [*out, "</ul>"]
+
+
 def _why(m: MachineReport) -> list[str]:
     if not m.why:
         return []
@@ -269,7 +311,8 @@ def _claims(m: MachineReport) -> list[str]:
 def _machine(m: MachineReport) -> list[str]:
     releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
-    out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _articles(m)
+    out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
+    out += _articles(m)
     out.append(
         f'<h3 id="changes">What changed between adjacent releases</h3><p>{CHANGES_NOTE}</p>'
     )

@@ -134,6 +134,37 @@ def _why(m: MachineReport) -> list[str]:
     ]
 
 
+def _filed(m: MachineReport) -> list[str]:
+    if not m.filed:
+        return []
+    out = ["", "### To file with TensorFlow (`tfbench upstream`: nightly bisections)", ""]
+    return out + [
+        f"- {escape(f.target)}, {escape(f.metric)}: {escape(f.line)} "
+        f"([issue]({f.link(m.name, 'issue.md')}), [repro]({f.link(m.name, 'repro.py')}))"
+        for f in m.filed
+    ]
+
+
+def _pythons(m: MachineReport) -> list[str]:
+    s = m.pythons
+    if s is None:
+        return []
+    out = [
+        "",
+        f"### Pythons at {escape(label(s.release))}: {', '.join(s.pythons)} beside 3.11",
+        "",
+    ]
+    if not s.findings:
+        return [
+            *out,
+            "No point's leak verdict, retained bytes or heap peak differs beyond the floors.",
+        ]
+    return out + [
+        f"- {escape(f.point)}, Python {f.python}: {escape(f.text)} (`{f.command}`)"
+        for f in s.findings
+    ]
+
+
 def _claims(m: MachineReport) -> list[str]:
     out = ["", "### Claims", ""]
     newest = escape(label(m.releases[-1])) if m.releases else None
@@ -173,6 +204,8 @@ def _machine(m: MachineReport) -> list[str]:
     out += _newest(m)
     out += _claims(m)
     out += _why(m)
+    out += _filed(m)
+    out += _pythons(m)
     out += _articles(m)
     return out + _pairs(m) + _families(m)
 

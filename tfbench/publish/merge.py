@@ -18,7 +18,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfbench import formats
 from tfbench.gate import kept
+from tfbench.publish import filed
 from tfbench.publish.results import MACHINE_NAME, readable_files, unsafe_benchmark
 
 RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # <commit>-<environment>-<flavour>
@@ -59,6 +61,18 @@ def _gate_file(path: Path) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         return "not a kept gate run: {rounds, rows}"
     return None
+
+
+def _bisection_file(path: Path) -> str | None:
+    try:
+        formats.check(_json(path), formats.BISECTION, "bisect.json")
+    except formats.FormatError as e:
+        return str(e)
+    return None
+
+
+def _regular_file(path: Path) -> str | None:
+    return None if path.is_file() else "not a regular file"
 
 
 class _Plan:
@@ -146,6 +160,19 @@ class _Plan:
                 self.skipped.append(f"{path}: not a kept gate run's name: skipped")
                 continue
             self._checked(path, Path(kept.FOLDER) / path.parent.name / path.name, _gate_file)
+        for path in sorted(source.glob(f"{filed.FOLDER}/*/*/*")):
+            report, machine = path.parent, path.parent.parent
+            if (
+                not MACHINE_NAME.fullmatch(machine.name)
+                or not filed.SLUG.fullmatch(report.name)
+                or path.name not in filed.FILES
+                or path.is_symlink()
+            ):
+                self.skipped.append(f"{path}: not a file of an upstream report: skipped")
+                continue
+            relative = Path(filed.FOLDER) / machine.name / report.name / path.name
+            check = _bisection_file if path.name == "bisect.json" else _regular_file
+            self._checked(path, relative, check)
 
 
 def merge(sources: list[Path], target: Path) -> Merged:

@@ -18,7 +18,16 @@ from typing import Any
 from tfbench.gate.rules import Change
 from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
-from tfbench.publish import changes, claims, explained, families, findings, reasons
+from tfbench.publish import (
+    changes,
+    claims,
+    explained,
+    families,
+    filed,
+    findings,
+    python_axis,
+    reasons,
+)
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
@@ -123,6 +132,8 @@ class MachineReport:
     changes: list[changes.Changes]  # adjacent releases, oldest first, from the history
     articles: list[findings.ArticleSection]
     families: list[FamilySection]
+    filed: list[filed.Filed]  # reports to file with TensorFlow (tfbench upstream)
+    pythons: python_axis.PythonSection | None  # the newest release on other Pythons
 
 
 @dataclass(frozen=True)
@@ -218,6 +229,8 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
         changes.history_changes(data, machine),
         findings.sections(by_name, machine),
         [_family(f, machine) for f in fams],
+        filed.read(data, machine.machine),
+        python_axis.compare(machine, fams),
     )
 
 

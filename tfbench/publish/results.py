@@ -18,7 +18,7 @@ from asv.results import Results
 
 from tfbench import probes
 from tfbench.gate import readings
-from tfbench.history import releases, repo
+from tfbench.history import pythons, releases, repo
 
 
 @dataclass
@@ -33,9 +33,17 @@ class MachineResults:
     reasons: dict[tuple[str, str, str], str] = field(default_factory=dict)
     # tag -> every reading of the release (asv samples, probe repeats), for the gate's rules
     sides: dict[str, readings.Side] = field(default_factory=dict)
+    # another CPython than the history's -> its (benchmark, param values, tag) -> value
+    pythons: dict[str, dict[tuple[str, tuple[str, ...], str], Any]] = field(default_factory=dict)
 
-    def value(self, benchmark: str, params: tuple[str, ...], tag: str) -> float | None:
-        got = self.values.get((benchmark, params, tag), (math.nan,))[0]
+    def value(
+        self, benchmark: str, params: tuple[str, ...], tag: str, python: str | None = None
+    ) -> float | None:
+        """A point's value on a release: the history's Python's, or `python`'s."""
+        if python is None or python == pythons.DEFAULT:
+            got = self.values.get((benchmark, params, tag), (math.nan,))[0]
+        else:
+            got = self.pythons.get(python, {}).get((benchmark, params, tag), math.nan)
         return None if _isna(got) else got
 
 
@@ -137,6 +145,23 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
     return good, problems
 
 
+def _values(result: Results, versions: dict[str, str]):
+    """(benchmark, param values, (value, stats, samples)) of a results file, for the
+    benchmarks measured by the current code (other versions are not comparable)."""
+    for key in result.get_all_result_keys():
+        if key not in versions or result.benchmark_version.get(key) != versions[key]:
+            continue
+        params = result.get_result_params(key)
+        rows = zip(
+            itertools.product(*params),
+            result.get_result_value(key, params),
+            result.get_result_stats(key, params),
+            result.get_result_samples(key, params),
+        )
+        for combo, value, stats, samples in rows:
+            yield key, combo, (value, stats, samples)
+
+
 def load(conf: Config) -> Data:
     """Every machine's results for the release commits; unreadable files are named and skipped."""
     benchmarks, problems = {}, []
@@ -164,18 +189,12 @@ def load(conf: Config) -> Data:
             if tag is None:
                 problems.append(f"{path}: commit {result.commit_hash[:8]} is no tracked release")
                 continue
-            for key in result.get_all_result_keys():
-                if key not in versions or result.benchmark_version.get(key) != versions[key]:
-                    continue  # measured by other code than the current benchmark: not comparable
-                params = result.get_result_params(key)
-                rows = zip(
-                    itertools.product(*params),
-                    result.get_result_value(key, params),
-                    result.get_result_stats(key, params),
-                    result.get_result_samples(key, params),
-                )
-                for combo, value, stats, samples in rows:
-                    found.values[(key, combo, tag)] = (value, stats, samples)
+            python = str(result.params.get("python", pythons.DEFAULT))
+            if python != pythons.DEFAULT:  # another Python's results: kept apart
+                other = found.pythons.setdefault(python, {})
+                other.update({(k, c, tag): v[0] for k, c, v in _values(result, versions)})
+                continue
+            found.values.update({(k, c, tag): v for k, c, v in _values(result, versions)})
             kept = probes.load(
                 Path(conf.results_dir), result.commit_hash, result.env_name, problems
             )

@@ -19,7 +19,7 @@ from pathlib import Path
 from asv.config import Config
 
 from tfbench.history.asvconf import derived_config, load_config
-from tfbench.publish import assets, html, markdown, report, results
+from tfbench.publish import assets, filed, html, markdown, report, results
 
 
 class PublishError(RuntimeError):
@@ -104,4 +104,6 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     except assets.AssetError as e:
         raise PublishError(str(e)) from e
     write_report(data, built)
+    for machine in data.machines:  # the reports to file upstream, linked from the report
+        filed.copy(Path(conf.results_dir), machine, built)
     return built

@@ -1,0 +1,105 @@
+"""The Pythons users run (tfbench.history.pythons, `tfbench run`): which interpreter serves a
+CPython version here, which tracked releases each Python runs, and the one-line refusal
+README command 1 gives where the machine's Python runs none."""
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tfbench.cli import main
+from tfbench.cli.run import refusal, runnable
+from tfbench.history import envsync, pythons
+
+TRACKED = ["2.12.1", "2.20.0", "2.21.0", "2.22.0rc0"]
+# as the locks would say: 3.12 from 2.20.0 on, 3.13 from 2.21.0 on, 3.10 up to 2.20.0
+SUPPORT = {
+    "3.10": {"2.12.1", "2.20.0"},
+    "3.11": set(TRACKED),
+    "3.12": {"2.20.0", "2.21.0", "2.22.0rc0"},
+    "3.13": {"2.21.0", "2.22.0rc0"},
+}
+
+
+def supports(version, python):
+    return version in SUPPORT.get(python, set())
+
+
+def test_a_python_runs_the_releases_its_locks_name_and_the_newest_is_chosen():
+    assert runnable("3.13", TRACKED, supports) == ["2.21.0", "2.22.0rc0"]
+    assert runnable("3.10", TRACKED, supports)[-1] == "2.20.0"
+
+
+def test_a_python_that_runs_no_release_is_refused_in_one_line_naming_those_that_do():
+    text = refusal("3.14", TRACKED, supports)
+    assert "\n" not in text
+    assert text.startswith("Python 3.14 runs no tracked TensorFlow release")
+    assert "3.12 (2.20.0-2.22.0rc0)" in text and "3.13 (2.21.0-2.22.0rc0)" in text
+    assert "`uv python install 3.13`" in text  # the newest that runs the newest release
+
+
+def _fake(folder: Path, name: str, prints: str, code: int = 0) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(f"#!/bin/sh\necho {prints}\nexit {code}\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_an_interpreter_is_found_on_path_or_in_pyenv_and_must_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", str(tmp_path / "uv"))
+    shim = _fake(tmp_path / "bin", "python3.12", "no such version", code=127)  # a pyenv shim
+    real = _fake(tmp_path / "pyenv" / "versions" / "3.12.1" / "bin", "python3.12", "3.12")
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    assert pythons.find("3.12") == real
+    assert pythons.find("3.9") is None  # none anywhere
+
+
+def test_an_environment_of_another_python_installs_that_pythons_lock(tmp_path, monkeypatch):
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "requirements-cpu.txt").write_text(
+        "# tfbench lock: tensorflow-cpu==2.21.0 and the harness (psutil) for CPython 3.11\n"
+    )
+    assert envsync.python_lock(build, "cpu", "3.11") == build / "requirements-cpu.txt"
+    found = envsync.python_lock(build, "cpu", "3.12")
+    assert found.parent.name == "py3.12" and found.parent.parent.name == "2.21.0"
+    with pytest.raises(SystemExit, match="no lock for Python 3.9: not locked"):
+        envsync.python_lock(build, "cpu", "3.9")
+
+
+@pytest.mark.skipif(
+    not (
+        pythons.find("3.12")
+        and (
+            envsync.Path(envsync.__file__).parents[2] / "releases" / "locks" / "2.21.0" / "py3.12"
+        ).is_dir()
+    ),
+    reason="no Python 3.12 here, or 2.21.0 not locked for it",
+)
+def test_a_release_environment_of_python_3_12_runs_that_python(tmp_path):
+    from tfbench.history import envs
+
+    env = envs.ReleaseEnv("2.21.0", "cpu", tmp_path, "3.12")
+    python, _ = envs.ensure(env)
+    assert pythons.version_of(python) == "3.12" and env.path.name == "2.21.0-cpu-py3.12"
+
+
+def test_readme_command_1_refuses_a_python_no_release_runs(capsys):
+    assert main(["run", "--python", "3.14"]) == 2
+    err = capsys.readouterr().err
+    assert "Python 3.14 runs no tracked TensorFlow release" in err
+    assert "No environments selected" not in err
+
+
+def test_this_interpreters_version_is_read():
+    this = "{}.{}".format(*sys.version_info[:2])
+    assert pythons.version_of(sys.executable) == this
+    out = subprocess.run(
+        [sys.executable, "-m", "tfbench", "run", "--help"], capture_output=True, text=True
+    )
+    assert f"default: this one, {this}" in out.stdout

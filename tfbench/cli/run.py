@@ -1,0 +1,76 @@
+"""`tfbench run`: the suite with asv on this machine, CPU, for this interpreter's CPython
+and the newest tracked release that has a wheel for it (README command 1)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tfbench.cli import common
+from tfbench.cli.common import BadInput, Subcommands
+
+THIS = "{}.{}".format(*sys.version_info[:2])
+
+
+def add(sub: Subcommands) -> None:
+    r = sub.add_parser(
+        "run",
+        help="run the suite with asv: this machine, CPU, the newest tracked release this "
+        "Python has a TensorFlow wheel for",
+    )
+    r.add_argument(
+        "range", nargs="?", help="asv's revisions (default: the newest such release, vX^!)"
+    )
+    r.add_argument("--python", default=THIS, metavar="X.Y", help=f"default: this one, {THIS}")
+    r.add_argument("--machine", help="asv machine name (default: this host's)")
+    common.add_config(r)
+    r.set_defaults(run=run)
+
+
+def runnable(python: str, tracked: list[str], supports) -> list[str]:
+    """The tracked releases that have a lock for CPython `python`, oldest first."""
+    return [v for v in tracked if supports(v, python)]
+
+
+def refusal(python: str, tracked: list[str], supports) -> str:
+    """One line: this Python runs no tracked release; which Pythons would, and how to get one."""
+    from tfbench.history.pythons import CANDIDATES
+
+    spans, best = [], None
+    for other in CANDIDATES:
+        found = runnable(other, tracked, supports)
+        if found:
+            spans.append(f"{other} ({found[0]}-{found[-1]})" if len(found) > 1 else other)
+            best = other if found[-1] == tracked[-1] else best or other
+    get = f"`uv python install {best}`, " if best else ""
+    return (
+        f"Python {python} runs no tracked TensorFlow release; Pythons that do: "
+        f"{', '.join(spans) or 'none locked'}. Get one ({get}pyenv or your system's "
+        "package), make .venv with it, and run this again"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfbench.history import envs, releases
+
+    config = common.config(args)
+    tracked = common.tracked()
+    found = runnable(args.python, tracked, releases.supports)
+    if not found:
+        raise BadInput(refusal(args.python, tracked, releases.supports))
+    try:
+        interpreter = Path(envs.interpreter(args.python))
+    except envs.EnvError as e:
+        raise BadInput(str(e)) from None
+    revisions = args.range or f"v{found[-1]}^!"
+    # asv finds pythonX.Y on PATH: the interpreter's own directory first
+    env = dict(os.environ, PATH=f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    machine = ["--machine", args.machine] if args.machine else []
+    asv = [sys.executable, "-m", "asv"]
+    common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
+    subprocess.run([*asv, "machine", "--yes", "--config", str(config), *machine], env=env)
+    command = [*asv, "run", "--config", str(config), f"--python={args.python}", *machine]
+    return subprocess.run([*command, revisions], env=env).returncode

@@ -1,0 +1,88 @@
+"""The newest release on every Python measured: the grid points whose leak verdict, retained
+bytes or heap peak differ from the history's Python's beyond the gate's floors. Each is a
+finding, with the command that measures it again on both Pythons."""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+from dataclasses import dataclass
+
+from tfbench import floors
+from tfbench.history import pythons
+from tfbench.publish import families
+from tfbench.publish.results import MachineResults
+from tfbench.units import format_bytes
+
+# metric (families.METRICS) -> its floor (tfbench.floors): the gate's, on one reading a side
+FLOORS = {"retained": floors.retained, "heap peak": floors.heap_peak}
+
+
+@dataclass(frozen=True)
+class Finding:
+    point: str  # family(label)
+    python: str
+    text: str
+    command: str  # measures it again, on the release, on that Python (--python 3.11: the base)
+
+
+@dataclass(frozen=True)
+class PythonSection:
+    release: str
+    pythons: list[str]  # measured on the release, besides the history's
+    findings: list[Finding]
+
+
+def _measured(machine: MachineResults, release: str) -> list[str]:
+    return sorted(
+        p for p, values in machine.pythons.items() if any(t == release for _, _, t in values)
+    )
+
+
+def _differences(
+    machine: MachineResults, family: families.Family, combo: tuple, release: str, python: str
+) -> list[str]:
+    base, other = pythons.DEFAULT, python
+    texts = []
+    leak = [machine.value(family.benchmark("leak"), combo, release, p) for p in (base, other)]
+    if None not in leak and (leak[0] >= 1) != (leak[1] >= 1):
+        texts.append(f"leaks on {other if leak[1] >= 1 else base} only")
+    for metric, floor in FLOORS.items():
+        a, b = (machine.value(family.benchmark(metric), combo, release, p) for p in (base, other))
+        if a is not None and b is not None and abs(b - a) > floor([a, b]):
+            unit = "/iteration" if metric == "retained" else ""
+            texts.append(
+                f"{metric} {format_bytes(a)}{unit} on {base}, {format_bytes(b)}{unit} on {other}"
+            )
+    return texts
+
+
+def compare(machine: MachineResults, fams: list[families.Family]) -> PythonSection | None:
+    """The newest release's findings across Pythons; None where it was measured on the
+    history's Python only."""
+    if not machine.releases:
+        return None
+    release = machine.releases[-1]
+    others = _measured(machine, release)
+    if not others:
+        return None
+    found = []
+    for family, python in itertools.product(fams, others):
+        for combo in itertools.product(*family.params):
+            texts = _differences(machine, family, combo, release, python)
+            scenario = families.scenario_of(family, combo) if texts else None
+            if scenario:
+                sid, params = scenario
+                args = [f"--param={k}={v}" for k, v in params.items()]
+                command = shlex.join(
+                    ["tfbench", "measure", sid, *args, "--releases", release.removeprefix("v")]
+                )
+                found.append(
+                    Finding(
+                        f"{family.name}({family.label(combo)})",
+                        python,
+                        "; ".join(texts),
+                        f"{command} --python {python}  # and --python {pythons.DEFAULT}",
+                    )
+                )
+    return PythonSection(release, others, found)
