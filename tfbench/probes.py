@@ -3,8 +3,8 @@ everything else (the gate, the report) reads it back.
 
 - A family's grid: its first param is `variant`, and `FAMILY.variant` names the scenario;
   the other params are the scenario's. A grid point's key joins its values with "|".
-- FIGURES: each `track_` benchmark of a Costs class -> the probe record's figure it
-  reports, and asv's unit for it.
+- FIGURES: each `track_` benchmark -> its Metric: the record's figure it reports, asv's
+  unit, its name and its floor (the one registry: the gate and the report read it).
 - The probes file: every repeat of every grid point (status, reason, figures), beside
   asv's results, which keep one number a point: RESULTS/probes/<commit>-<env>-<flavour>.json
   (named like results/packages/), {Costs class: {key: [kept record, ...]}, "format": 1}.
@@ -16,12 +16,12 @@ import ast
 import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfbench import formats, scenarios
+from tfbench import floors, formats, scenarios
 from tfbench.history import asvconf
 from tfbench.history.envsync import record_name
 from tfbench.measure import record
@@ -29,26 +29,53 @@ from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
 from tfbench.targets import ScenarioTarget, measure_spawned
 
+Floor = Callable[[list[float]], float]
+
+
+def _exact(values: list[float]) -> float:
+    return 0.0  # a count: any difference is one
+
 
 @dataclass(frozen=True)
-class Figure:
+class Metric:
+    """A probe figure a `track_` benchmark reports: the one home of its record field, asv
+    unit, the name the gate and the report give it, and how far apart two sides' readings
+    must be to count as a change (tfbench.floors; None: the leak verdict's own rule)."""
+
     field: str  # the record's key, or the name of one of its counters
     unit: str  # asv's unit of the track_ benchmark
+    label: str  # in the gate's evidence
+    floor: Floor | None
+
+
+def _constant(size: float) -> Floor:
+    return lambda values: size
 
 
 FIGURES = {
-    "track_peak_increase": Figure("peak_increase_bytes", "bytes"),
-    "track_growth_per_iteration": Figure("growth_bytes_per_iteration", "bytes/iteration"),
-    "track_retained_per_iteration": Figure("retained_bytes_per_iteration", "bytes/iteration"),
-    "track_heap_peak_increase": Figure("heap_peak_increase_bytes", "bytes"),
-    "track_leak": Figure("leak", "leak (1) or flat (0)"),  # asv flags a release that leaks
-    "track_allocator_peak": Figure("allocator_peak_bytes", "bytes"),  # GPU only
-    "track_graph_ops": Figure("graph_ops", "operations"),
-    "track_traces": Figure("traces", "traces"),
-    "track_graph_ops_per_call": Figure("graph_ops_per_call", "operations/call"),
+    "track_peak_increase": Metric("peak_increase_bytes", "bytes", "peak increase", floors.peak),
+    "track_growth_per_iteration": Metric(
+        "growth_bytes_per_iteration", "bytes/iteration", "growth", floors.growth
+    ),
+    "track_retained_per_iteration": Metric(
+        "retained_bytes_per_iteration", "bytes/iteration", "retained", floors.retained
+    ),
+    "track_heap_peak_increase": Metric(
+        "heap_peak_increase_bytes", "bytes", "heap peak increase", floors.heap_peak
+    ),
+    # asv flags a release that leaks
+    "track_leak": Metric("leak", "leak (1) or flat (0)", "leak", None),
+    "track_allocator_peak": Metric("allocator_peak_bytes", "bytes", "allocator peak", floors.peak),
+    "track_graph_ops": Metric("graph_ops", "operations", "count", _exact),
+    "track_traces": Metric("traces", "traces", "count", _exact),
+    "track_graph_ops_per_call": Metric("graph_ops_per_call", "operations/call", "count", _exact),
     # tfbench.scenarios.footprint: a fresh process, TensorFlow imported and started
-    "track_footprint_rss": Figure("rss_bytes", "bytes"),
-    "track_footprint_heap": Figure("heap_bytes", "bytes"),
+    "track_footprint_rss": Metric(
+        "rss_bytes", "bytes", "footprint RSS", _constant(floors.FOOTPRINT_RSS_FLOOR)
+    ),
+    "track_footprint_heap": Metric(
+        "heap_bytes", "bytes", "footprint heap", _constant(floors.FOOTPRINT_HEAP_FLOOR)
+    ),
 }
 
 Grid = dict[str, list[Record]]  # key -> each repeat's record

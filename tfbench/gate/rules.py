@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from asv._stats import mann_whitney_u
 
-from tfbench import floors
+from tfbench import floors, probes
 from tfbench.floors import TIME_APART, TIME_FLOOR
 from tfbench.gate.readings import Point, Side, pooled
 from tfbench.units import format_value
@@ -190,18 +190,14 @@ def leak_rule(a_runs: Runs, b_runs: Runs, unit: str = "") -> Found:
     )
 
 
-RULES = {
+# asv's own figures by prefix; the probe's track_ figures by name (probes.FIGURES)
+PREFIXED = {
     "time_": time_rule,
     "peakmem_": _apart(lambda values: floors.PEAKMEM_FLOOR, "process peak"),
-    "track_peak_increase": _apart(floors.peak, "peak increase"),
-    "track_allocator_peak": _apart(floors.peak, "allocator peak"),
-    "track_growth_per_iteration": _apart(floors.growth, "growth"),
-    "track_retained_per_iteration": _apart(floors.retained, "retained"),
-    "track_heap_peak_increase": _apart(floors.heap_peak, "heap peak increase"),
-    "track_footprint_rss": _apart(lambda values: floors.FOOTPRINT_RSS_FLOOR, "footprint RSS"),
-    "track_footprint_heap": _apart(lambda values: floors.FOOTPRINT_HEAP_FLOOR, "footprint heap"),
-    "track_leak": leak_rule,
-    "track_": _apart(lambda values: 0.0, "count"),  # graph ops, traces: exact counts
+}
+RULES = {
+    method: _apart(metric.floor, metric.label) if metric.floor else leak_rule
+    for method, metric in probes.FIGURES.items()
 }
 
 
@@ -258,7 +254,10 @@ def point_pattern(name: str) -> str:
 
 
 def rule_for(method: str) -> Callable[..., Found]:
-    return next(rule for prefix, rule in RULES.items() if method.startswith(prefix))
+    """The rule of a benchmark method (KeyError: a figure no registry names)."""
+    if method in RULES:
+        return RULES[method]
+    return next(rule for prefix, rule in PREFIXED.items() if method.startswith(prefix))
 
 
 def _leaks(point: Point, *sides: Side) -> bool:

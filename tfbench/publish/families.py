@@ -9,14 +9,18 @@ from dataclasses import dataclass
 from tfbench import probes, scenarios
 from tfbench.publish.results import MachineResults
 
-# What the report shows of each family -> the benchmark method that measures it, its unit.
+# What the report shows of each family -> the benchmark method that measures it, its unit
+# (the probe's from its registry, probes.FIGURES).
+SHOWN = {
+    "heap peak": "track_heap_peak_increase",
+    "retained": "track_retained_per_iteration",
+    "peak": "track_peak_increase",
+    "growth": "track_growth_per_iteration",
+    "leak": "track_leak",
+}
 METRICS = {
     "time": ("time_step", "seconds"),
-    "heap peak": ("track_heap_peak_increase", "bytes"),
-    "retained": ("track_retained_per_iteration", "bytes/iteration"),
-    "peak": ("track_peak_increase", "bytes"),
-    "growth": ("track_growth_per_iteration", "bytes/iteration"),
-    "leak": ("track_leak", "leak"),
+    **{name: (method, probes.FIGURES[method].unit) for name, method in SHOWN.items()},
 }
 # A family's table: time and the heap's figures (what a step keeps, its peak); RSS's figures
 # are plotted beside them. Results measured before the heap was read show RSS's instead.
