@@ -22,7 +22,8 @@ from tfbench import floors, targets
 from tfbench.history import envs, pythons
 from tfbench.measure.record import Record, measured
 
-METRICS = ("leak", "retained", "heap-peak", "growth", "peak", "time")
+METRICS = ("leak", "retained", "heap-peak", "growth", "peak", "time", "footprint-rss")
+METRICS += ("footprint-heap",)
 
 Say = Callable[[str], None]
 # metric -> (the figure, its 95% interval, its floor); (the figure, its floor)
@@ -33,6 +34,9 @@ SLOPES = {
 PEAKS = {
     "heap-peak": ("heap_peak_increase_bytes", floors.heap_peak),
     "peak": ("peak_increase_bytes", floors.peak),
+    # the target `footprint`: TensorFlow imported and started, in a fresh process
+    "footprint-rss": ("rss_bytes", lambda values: floors.FOOTPRINT_RSS_FLOOR),
+    "footprint-heap": ("heap_bytes", lambda values: floors.FOOTPRINT_HEAP_FLOOR),
 }
 
 
@@ -75,7 +79,7 @@ class Runner:
     flavour: str = "cpu"
     root: Path | None = None
     say: Say = print
-    measure: Callable[..., Record] = targets.measure_isolated  # or tfbench explain's run
+    measure: Callable[..., Record] = targets.measure  # or tfbench explain's run
     python: str = pythons.DEFAULT  # CPython X.Y of the release environments
 
     def __call__(self, version: str, label: str = "") -> Record:

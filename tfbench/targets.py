@@ -336,29 +336,37 @@ def measure_isolated(target: Target, limits: Limits = DEFAULTS) -> Record:
     return found
 
 
+def measure(target: Target, limits: Limits = DEFAULTS) -> Record:
+    """A target measured in a fresh process: a step (measure_isolated), or TensorFlow's
+    footprint (the target `footprint`, its device the one param)."""
+    if isinstance(target, ScenarioTarget) and target.scenario == record.FOOTPRINT:
+        return measure_footprint(target.params.get("device", "CPU"), limits)
+    return measure_isolated(target, limits)
+
+
 def measure_footprint(device: str, limits: Limits = DEFAULTS, repeats: int = 3) -> Record:
     """TensorFlow's footprint on `device` (tfbench.scenarios.footprint), each figure the
     median of `repeats` fresh processes: RSS as a user's process holds it (Python's own
     allocator), the heap in use with every allocation counted."""
     found: dict[str, list] = {"rss_bytes": [], "heap_bytes": [], "import_seconds": []}
-    record = Record(scenario="footprint", params={"device": device}, device=device)
+    result = Record(scenario=record.FOOTPRINT, params={"device": device}, device=device)
     for k in range(2 * repeats):
         spec = {"device": device}
         out, code, last = run_isolated("tfbench.scenarios.footprint", spec, limits, k % 2 == 1)
         if not out or out["status"] != "ok":
-            failed = out or died(ScenarioTarget("footprint"), code, last, limits.python)
-            record.update(status=failed["status"], error=failed.get("error"))
-            return record
+            failed = out or died(ScenarioTarget(record.FOOTPRINT), code, last, limits.python)
+            result.update(status=failed["status"], error=failed.get("error"))
+            return result
         figures = ("heap_bytes",) if k % 2 else ("rss_bytes", "import_seconds")
         for figure in figures:
             found[figure].append(out[figure])
-        record.update(tf_version=out["tf_version"], heap_note=out["heap_note"])
-    record.update(
+        result.update(tf_version=out["tf_version"], heap_note=out["heap_note"])
+    result.update(
         status="ok",
         repeats=repeats,
         **{k: statistics.median(v) if None not in v else None for k, v in found.items()},
     )
-    return record
+    return result
 
 
 def _main(spec_path: str, out_path: str) -> None:

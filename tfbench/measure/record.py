@@ -72,9 +72,14 @@ def blank(scenario: str, params: dict[str, Any], device: str, tf_version: str | 
     return record
 
 
+FOOTPRINT = "footprint"  # tfbench.scenarios.footprint's record: figures, no iterations
+
+
 def measured(record: Record) -> bool:
-    """Whether the record has measured iterations, and so a leak verdict (an over-budget run
-    may: it stops, keeping its readings)."""
+    """Whether the record has figures: measured iterations, and so a leak verdict (an
+    over-budget run may: it stops, keeping its readings), or TensorFlow's footprint."""
+    if record.get("scenario") == FOOTPRINT:
+        return record["status"] == "ok"
     return record["status"] in ("ok", "over_budget") and bool(record.get("iterations"))
 
 

@@ -1,5 +1,5 @@
 """A nightly bisection run for real: each build in its own environment (builds.ensure), the
-target measured there in fresh processes (targets.measure_isolated), kept as JSON."""
+target measured there in fresh processes (targets.measure), kept as JSON."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def reader(
         python, known = builds.ensure(build, root, say)
         commits[build.version] = known.git_version or ""
         began = time.monotonic()
-        record = targets.measure_isolated(target, replace(limits, python=str(python), quiet=True))
+        record = targets.measure(target, replace(limits, python=str(python), quiet=True))
         if not measured(record):
             raise Broken(f"the step did not run there: {record['status']}: {record.get('error')}")
         say(f"{build.version}: read in {time.monotonic() - began:.0f} s")

@@ -120,6 +120,8 @@ def _what(metric: str) -> str:
         "peak": "RSS peak over the run, above its start",
         "time": "wall time per call",
         "leak": "whether memory grows without bound over the calls",
+        "footprint-rss": "RSS of a fresh process after `import tensorflow` and one op",
+        "footprint-heap": "heap in use of a fresh process after `import tensorflow` and one op",
     }[metric]
 
 
