@@ -32,7 +32,7 @@ BASE = [(200 + 10 * p) * MiB for p in range(POINTS)]
 
 
 def test_a_uniform_shift_is_one_finding_and_no_row():
-    found, rows = shifts.compare(BENCH, side(BASE), side([v + 8.5 * MiB for v in BASE]))
+    found, rows = shifts.common_shifts(BENCH, side(BASE), side([v + 8.5 * MiB for v in BASE]))
     (shift,) = found
     assert (
         shift.text()
@@ -44,7 +44,7 @@ def test_a_uniform_shift_is_one_finding_and_no_row():
 def test_a_shift_plus_one_outlier_keeps_the_outlier():
     after = [v + 8.5 * MiB for v in BASE]
     after[3] += 40 * MiB  # this point grew for a reason of its own
-    found, rows = shifts.compare(BENCH, side(BASE), side(after))
+    found, rows = shifts.common_shifts(BENCH, side(BASE), side(after))
     assert [s.amount for s in found] == [8.5 * MiB]
     (row,) = rows
     assert (row.name, row.direction, row.after) == ("m.C3.peakmem_step", "worse", after[3])
@@ -52,7 +52,7 @@ def test_a_shift_plus_one_outlier_keeps_the_outlier():
     # a point that did not move while the rest did differs from the shift too
     still = [v + 8.5 * MiB for v in BASE]
     still[5] = BASE[5]
-    (row,) = shifts.compare(BENCH, side(BASE), side(still))[1]
+    (row,) = shifts.common_shifts(BENCH, side(BASE), side(still))[1]
     assert (row.name, row.direction) == ("m.C5.peakmem_step", "better")
 
 
@@ -60,7 +60,7 @@ def test_no_shift_keeps_the_rules_rows():
     after = list(BASE)
     after[0] += 30 * MiB
     after[1] += 30 * MiB
-    found, rows = shifts.compare(BENCH, side(BASE), side(after))
+    found, rows = shifts.common_shifts(BENCH, side(BASE), side(after))
     assert found == []
     assert [r.name for r in rows] == ["m.C0.peakmem_step", "m.C1.peakmem_step"]
     # moves that spread too widely are no common shift either
@@ -71,7 +71,9 @@ def test_no_shift_keeps_the_rules_rows():
 def test_time_shifts_by_a_factor():
     times = [1e-3 * (1 + p) for p in range(POINTS)]
     slower = [t * 1.3 for t in times]
-    found, rows = shifts.compare(BENCH, side(BASE, times, runs=5), side(BASE, slower, runs=5))
+    found, rows = shifts.common_shifts(
+        BENCH, side(BASE, times, runs=5), side(BASE, slower, runs=5)
+    )
     (shift,) = found
     assert shift.metric == "time_step" and shift.text().startswith("time per step moved x1.30")
     assert rows == []
@@ -97,7 +99,7 @@ def test_a_shift_of_one_family_is_told_for_that_family():
             s.add(("m.B.peakmem_step", (c,)), base)
         return s
 
-    found, rows = shifts.compare(bench, two_families(0), two_families(9 * MiB))
+    found, rows = shifts.common_shifts(bench, two_families(0), two_families(9 * MiB))
     (shift,) = found
     assert (shift.scope, shift.followed, shift.points) == ("m.A", 6, 6)
     assert shift.text().endswith("moved +9 MiB at 6 of 6 points of m.A")

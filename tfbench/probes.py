@@ -180,7 +180,7 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
     return kept_path
 
 
-def load(
+def load_kept(
     results_dir: Path, commit: str, env_name: str, problems: list[str] | None = None
 ) -> Probes:
     """The probe repeats kept beside one results file. Untrusted input like any result:

@@ -67,7 +67,7 @@ class Request:
 
 
 @dataclass
-class Outcome:
+class GateResult:
     measured: Measured
     rows: list[rules.Change]
     kept: Path | None  # where a whole-suite run was kept for the report
@@ -84,7 +84,7 @@ def commits(conf: Config, tags: list[str]) -> dict[str, str]:
     return {t: known[t] for t in tags}
 
 
-def run_gate(request: Request, say: Say) -> Outcome:
+def run_gate(request: Request, say: Say) -> GateResult:
     """Measure both releases (BadRequest, session.NothingSelected, GateError), compare them,
     and keep a whole-suite run (no --bench) where the report finds it."""
     hashes = commits(request.conf, [request.old, request.new])
@@ -95,11 +95,11 @@ def run_gate(request: Request, say: Say) -> Outcome:
     rows = rules.compare(measured.benchmarks, measured.before, measured.after)
     where = None
     if not request.bench:
-        found, folded = shifts.compare(measured.benchmarks, measured.before, measured.after)
+        found, folded = shifts.common_shifts(measured.benchmarks, measured.before, measured.after)
         differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
         pair, results = (request.old, request.new), Path(request.conf.results_dir)
         where = kept.write(results, request.machine, pair, request.rounds, rows, differing)
-    return Outcome(measured, rows, where)
+    return GateResult(measured, rows, where)
 
 
 def release_python(

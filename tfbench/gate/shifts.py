@@ -144,7 +144,7 @@ def covering(shifts: list[Shift], row: rules.Change) -> Shift | None:
     return _covering(shifts, _point(row))
 
 
-def compare(
+def common_shifts(
     benchmarks: dict[str, dict], a: Side, b: Side
 ) -> tuple[list[Shift], list[rules.Change]]:
     """The shifts, and the gate's rows with the rows a shift covers replaced by the points

@@ -76,7 +76,7 @@ def median(metric: str, readings: list[Reading]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def compare(metric: str, a: list[Reading], b: list[Reading]) -> str:
+def separation(metric: str, a: list[Reading], b: list[Reading]) -> str:
     """apart, alike or undecided, for two builds' readings of the figure."""
     x = [v for r in a if (v := figure(metric, r)) is not None]
     y = [v for r in b if (v := figure(metric, r)) is not None]
@@ -124,7 +124,7 @@ class _Reader:
             if mine is None:
                 return None
             ends = [self.read(end, count) or [] for end in (good, bad)]
-            to_good, to_bad = (compare(self.found.metric, end, mine) for end in ends)
+            to_good, to_bad = (separation(self.found.metric, end, mine) for end in ends)
             if to_good == "alike" and to_bad == "apart":
                 return "good"
             if to_bad == "alike" and to_good == "apart":
@@ -186,7 +186,7 @@ def _ends(found: Found, reader: _Reader, good: Build, bad: Build) -> str:
     """Whether the ends part: read until they decide, or MAX_READINGS."""
     count = MIN_READINGS
     while True:
-        verdict = compare(found.metric, reader.read(good, count), reader.read(bad, count))
+        verdict = separation(found.metric, reader.read(good, count), reader.read(bad, count))
         if verdict != "undecided" or count >= MAX_READINGS:
             return verdict
         count += 1

@@ -140,7 +140,7 @@ HISTORY = "the recorded history: each release's samples and probe repeats"
 def recorded(data: Data, machine: MachineResults, pair: tuple[str, str]) -> Changes:
     """A pair of releases by the gate's rules on the history, common shifts told once."""
     sides = machine.sides[pair[0]], machine.sides[pair[1]]
-    found, rows = shifts.compare(data.benchmarks, *sides)
+    found, rows = shifts.common_shifts(data.benchmarks, *sides)
     return Changes(
         pair, _items(rows, machine.machine, pair), HISTORY, machine.machine, tuple(found)
     )

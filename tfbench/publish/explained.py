@@ -22,7 +22,7 @@ def path(results_dir: Path, machine: str, tag: str) -> Path:
     return results_dir / FOLDER / machine / f"{tag}.json"
 
 
-def point_name(family: families.Family, combo: tuple[str, ...]) -> str:
+def point_label(family: families.Family, combo: tuple[str, ...]) -> str:
     return f"{family.name}({', '.join(combo)})"
 
 
@@ -37,7 +37,7 @@ def leaking(
                 continue
             scenario = families.scenario_of(family, combo)
             if scenario:
-                found.append((point_name(family, combo), *scenario))
+                found.append((point_label(family, combo), *scenario))
     return found
 
 

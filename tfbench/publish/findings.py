@@ -351,7 +351,7 @@ ARTICLES_NOTE = (
 LEAK_WORD = {True: "LEAK", False: "flat", None: "n/a"}
 
 
-def describe(example: Example) -> str:
+def example_text(example: Example) -> str:
     """The catalog's description of the example's scenario: what runs, and its adaptations."""
     from tfbench import scenarios
 

@@ -9,7 +9,7 @@ import shlex
 
 from tfbench.history.releases import label as release_label
 from tfbench.publish.changes import Changes
-from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, describe
+from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
     CHANGES_NOTE,
@@ -182,7 +182,7 @@ def _articles(m: MachineReport) -> list[str]:
             why = f" Why on {newest}: {html.escape(why)}." if why else ""
             out.append(
                 f"<li><strong>{html.escape(ex.example.variant)}</strong> "
-                f"({html.escape(describe(ex.example))}). The article: "
+                f"({html.escape(example_text(ex.example))}). The article: "
                 f"{html.escape(ex.example.says)}. Found {found}.{why}</li>"
             )
         heads = "".join(f"<th>{html.escape(ex.example.variant)}</th>" for ex in section.examples)

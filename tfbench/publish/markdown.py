@@ -13,7 +13,7 @@ import shlex
 
 from tfbench.history.releases import label
 from tfbench.publish.changes import Changes
-from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, describe
+from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
     CHANGES_NOTE,
@@ -94,7 +94,7 @@ def _articles(m: MachineReport) -> list[str]:
             why = m.why.get(f"{FAMILY}('{ex.example.variant}')")
             why = f" Why on {escape(label(m.releases[-1]))}: {escape(why)}." if why else ""
             out.append(
-                f"- **{ex.example.variant}** ({escape(describe(ex.example))}). The article: "
+                f"- **{ex.example.variant}** ({escape(example_text(ex.example))}). The article: "
                 f"{ex.example.says}. Found {found}.{why}"
             )
         heads = ["as written", *map(escape, m.releases)]

@@ -57,7 +57,7 @@ def _differences(
     return texts
 
 
-def compare(machine: MachineResults, fams: list[families.Family]) -> PythonSection | None:
+def across_pythons(machine: MachineResults, fams: list[families.Family]) -> PythonSection | None:
     """The newest release's findings across Pythons; None where it was measured on the
     history's Python only."""
     if not machine.releases:

@@ -230,7 +230,7 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
         findings.sections(by_name, machine),
         [_family(f, machine) for f in fams],
         filed.read(data, machine.machine),
-        python_axis.compare(machine, fams),
+        python_axis.across_pythons(machine, fams),
     )
 
 
