@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tfbench import floors, formats, scenarios
 from tfbench.history import asvconf
@@ -99,9 +99,32 @@ def key(values: Iterable[Any]) -> str:
     return "|".join(map(str, values))
 
 
-def key_of(combo: tuple[str, ...]) -> str:
-    """A grid point's key, from asv's reprs of its values (as results hold them)."""
-    return key(ast.literal_eval(v) for v in combo)
+class GridPoint(NamedTuple):
+    """One point of a benchmark's grid, the one shape of it: the benchmark (a method, e.g.
+    loops.MatrixPowerCosts.track_leak, or a family's step class) and asv's reprs of its
+    param values, as asv's results hold them. A plain (benchmark, combo) tuple is equal."""
+
+    benchmark: str
+    combo: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """Its key in the probes file."""
+        return key(ast.literal_eval(v) for v in self.combo)
+
+    @property
+    def name(self) -> str:
+        """As `asv compare` prints it and asv's --bench matches it: benchmark(values)."""
+        return f"{self.benchmark}({', '.join(self.combo)})" if self.combo else self.benchmark
+
+    @property
+    def family(self) -> str:
+        """A method's family: its step class (a probe's Costs class is the same family)."""
+        return self.benchmark.rpartition(".")[0].removesuffix("Costs")
+
+    def label(self, names: Iterable[str]) -> str:
+        """name=value, ... of its params."""
+        return ", ".join(f"{n}={v.strip(chr(39))}" for n, v in zip(names, self.combo))
 
 
 def target(family: str, names: list[str], values: tuple) -> ScenarioTarget:

@@ -26,13 +26,13 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench import probes
 from tfbench.gate import kept, readings, rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
 from tfbench.history import envs, pythons, repo
 from tfbench.history.asvconf import derived_config
 from tfbench.measure import child
+from tfbench.probes import GridPoint
 
 PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
 
@@ -270,7 +270,7 @@ class AsvBackend:
                 raise failed("measuring again", codes[s], run_dir / "log")
             found = json.loads(out.read_text())
             again[s] = {
-                (costs, combo): found.get(costs, {}).get(probes.key_of(combo), [])
+                (costs, combo): found.get(costs, {}).get(GridPoint(costs, combo).key, [])
                 for costs, combo in points
             }
         return again

@@ -17,9 +17,9 @@ from typing import Any
 from asv.results import Results
 
 from tfbench import probes
-from tfbench.probes import FIGURES, Probes
+from tfbench.probes import FIGURES, GridPoint, Probes
 
-Point = tuple[str, tuple[str, ...]]  # (benchmark, asv's param values as it prints them)
+Point = GridPoint
 
 
 @dataclass
@@ -74,8 +74,8 @@ def add_result(
             result.get_result_samples(key, params),
         )
         for combo, value, samples in rows:
-            point = (key, tuple(combo))
-            probed = repeats.get(probes.key_of(combo)) if method in FIGURES else None
+            point = GridPoint(key, tuple(combo))
+            probed = repeats.get(point.key) if method in FIGURES else None
             if probed and _absent(value) and any(r.get("status") == "ok" for r in probed):
                 continue  # probed with its grid, but not a point this asv run selected
             if probed:

@@ -32,6 +32,7 @@ from asv._stats import mann_whitney_u
 from tfbench import floors, probes
 from tfbench.floors import TIME_APART, TIME_FLOOR
 from tfbench.gate.readings import Point, Side, pooled
+from tfbench.probes import GridPoint
 from tfbench.units import format_value
 
 MIN_SAMPLES = 7  # a two-sided U test cannot reach p < 0.002 with 6 or fewer a side
@@ -243,8 +244,7 @@ def _rss_only(rows: list[Change], a: Side, b: Side) -> list[Change]:
 
 def point_name(point: Point) -> str:
     """As `asv compare` prints it, and as asv's --bench matches it: benchmark(param values)."""
-    key, combo = point
-    return f"{key}({', '.join(combo)})" if combo else key
+    return GridPoint(*point).name
 
 
 def point_pattern(name: str) -> str:

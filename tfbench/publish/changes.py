@@ -18,6 +18,7 @@ from tfbench.gate import kept, shifts
 from tfbench.gate.rules import DIRECTIONS, Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
 from tfbench.history.releases import newest_pair
+from tfbench.probes import GridPoint
 from tfbench.publish.results import Data, MachineResults
 
 SHIFT_OF = tuple(SHIFTING)  # the metrics a kept shift may be of
@@ -33,7 +34,8 @@ class Item:
 def point_of(row: Change) -> tuple[str, str]:
     """The grid point a row is of: its step benchmark's class (a probe's `Costs` class is
     the same family) and its param values as asv prints them."""
-    return row.benchmark.rpartition(".")[0].removesuffix("Costs"), ", ".join(row.params.values())
+    point = GridPoint(row.benchmark, tuple(row.params.values()))
+    return point.family, ", ".join(point.combo)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench import formats
+from tfbench.probes import GridPoint
 from tfbench.publish import families
 from tfbench.publish.results import Data, MachineResults
 
@@ -23,7 +24,7 @@ def path(results_dir: Path, machine: str, tag: str) -> Path:
 
 
 def point_label(family: families.Family, combo: tuple[str, ...]) -> str:
-    return f"{family.name}({', '.join(combo)})"
+    return GridPoint(family.name, combo).name
 
 
 def leaking(

@@ -44,7 +44,7 @@ class Family:
         return f"{self.costs if method.startswith('track_') else self.name}.{method}"
 
     def label(self, combo: tuple[str, ...]) -> str:
-        return ", ".join(f"{n}={v.strip(chr(39))}" for n, v in zip(self.param_names, combo))
+        return probes.GridPoint(self.name, combo).label(self.param_names)
 
     def match(self, want: dict[str, str]) -> tuple[str, ...] | None:
         """The CPU grid point with `want`'s values and the first value of every other param."""
@@ -103,4 +103,5 @@ def reason(
     family: Family, machine: MachineResults, combo: tuple[str, ...], tag: str
 ) -> str | None:
     """Why the probe has no figures for this point on this release, where it was kept."""
-    return machine.reasons.get((family.costs.rpartition(".")[2], probes.key_of(combo), tag))
+    point = probes.GridPoint(family.costs, combo)
+    return machine.reasons.get((family.costs.rpartition(".")[2], point.key, tag))
