@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tfbench.gate.rules import Change
+from tfbench.gate.rules import RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
 from tfbench.publish import (
@@ -111,6 +111,9 @@ class Summary:
     @property
     def better(self) -> list[Change]:
         return self._rows("", "better")
+
+    def newest_rows(self, direction: str) -> list[Change]:
+        return self._rows("", direction)
 
     @property
     def leaks_appeared(self) -> list[Change]:
@@ -260,9 +263,15 @@ def summary_lines(s: Summary) -> list[str]:
         return ["Fewer than two releases: nothing to compare yet."]
     old, new = s.newest.pair
     how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
+    rss_only = _points(s.newest_rows(RSS_ONLY))
     lines = [
         f"{label(new)} against {label(old)} ({how}): {len(_points(s.worse))} point(s) worse"
-        f" and {len(_points(s.better))} better beyond the floors."
+        f" and {len(_points(s.better))} better beyond the floors"
+        + (
+            f"; RSS moved without the heap at {len(rss_only)} more (heap layout, not counted)."
+            if rss_only
+            else "."
+        )
     ]
     if s.newest.shifts:
         lines.append(shifts_line(s.newest.shifts))
