@@ -97,6 +97,34 @@ def test_memory_needs_ranges_apart_by_the_floor_not_a_ratio():
     assert found("m.CCosts.track_peak_increase", *overlapping) == []
 
 
+def test_rss_that_moves_where_the_heap_does_not_is_rss_only_and_not_worse():
+    """An RSS peak apart by 4 MiB while the heap's peak of the same point holds: the heap's
+    layout moved, not what the step holds. With the heap's peak apart too, it is worse."""
+    bench = {
+        **BENCH,
+        "m.CCosts.track_heap_peak_increase": {
+            "param_names": ["variant"],
+            "params": [["'x'"]],
+            "unit": "bytes",
+        },
+    }
+    point = ("'x'",)
+
+    def sides(heap_after: float) -> tuple[Side, Side]:
+        a, b = Side(), Side()
+        for s, rss, heap in ((a, 10 * MiB, 8 * MiB), (b, 14 * MiB, heap_after)):
+            s.count += 1
+            s.add(("m.CCosts.track_peak_increase", point), rss)
+            s.add(("m.CCosts.track_heap_peak_increase", point), heap)
+        return a, b
+
+    (row,) = rules.compare(bench, *sides(8 * MiB))
+    assert row.metric == "track_peak_increase" and row.direction == rules.RSS_ONLY
+    assert "did not move" in row.evidence
+    rows = {r.metric: r.direction for r in rules.compare(bench, *sides(12 * MiB))}
+    assert rows == {"track_peak_increase": "worse", "track_heap_peak_increase": "worse"}
+
+
 def test_a_leaking_patterns_peak_takes_the_growth_floor():
     """Seen in an A/A gate: a leaking thread pattern's peak read 61.4 and 58.0 MiB."""
 

@@ -236,3 +236,63 @@ def test_points_of_a_family_that_changed_alike_are_one_finding():
     assert found[0].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\(.v., '")
     assert found[1].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\(.v., 4\)$'")
     assert found[2].command.endswith(r"'^fam\.Pattern(Costs)?\.\w+\('")
+
+
+def test_the_newest_release_on_another_python_is_compared_point_by_point():
+    """Results of Python 3.12 are kept apart from the history's; a point that leaks on one
+    Python only, or whose retained bytes move beyond the floor, is a finding with its
+    command; a point alike on both is none."""
+    from tfbench.publish import python_axis
+
+    d = data()
+    m = d.machines["box"]
+    newest = TAGS[-1]
+    for combo, leak, kept in ((LEAKY, 1, 64 << 10), (FIXED, 1, 0.0)):
+        m.pythons.setdefault("3.12", {})[("fam.PatternCosts.track_leak", combo, newest)] = leak
+        m.values[("fam.PatternCosts.track_retained_per_iteration", combo, newest)] = (
+            kept,
+            None,
+            None,
+        )
+        m.pythons["3.12"][("fam.PatternCosts.track_retained_per_iteration", combo, newest)] = (
+            kept if combo == LEAKY else 48 << 10
+        )
+    found = python_axis.across_pythons(m, [FAMILY])
+    assert found.release == newest and found.pythons == ["3.12"]
+    (finding,) = found.findings  # leaky: leaks on both, keeps the same; fixed: differs
+    assert finding.point == "fam.Pattern(variant=fixed, device=CPU)"
+    assert "leaks on 3.12 only" in finding.text and "retained 0 B/iteration" in finding.text
+    assert "--python 3.12" in finding.command
+    assert m.value("fam.PatternCosts.track_leak", FIXED, newest) == 0  # the history's own
+
+
+def test_the_reports_to_file_upstream_are_listed_and_a_bad_one_named(tmp_path):
+    import json
+
+    from tfbench.publish import filed
+
+    folder = filed.folder(tmp_path, "box")
+    good = folder / "loop-python-matmul-retained" / "bisect.json"
+    good.parent.mkdir(parents=True)
+    good.write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "target": {"scenario": "loop.python_matmul", "params": {"size": 256}},
+                "metric": "retained",
+                "kind": "step",
+                "last_good": "2.22.0.dev20260301",
+                "first_bad": "2.22.0.dev20260302",
+                "compare_url": "https://github.com/tensorflow/tensorflow/compare/a...b",
+            }
+        )
+    )
+    (folder / "other" / "bisect.json").parent.mkdir()
+    (folder / "other" / "bisect.json").write_text('{"format": 9}')
+    d = data()
+    d.results_dir = tmp_path
+    (item,) = filed.read(d, "box")
+    assert item.target == "loop.python_matmul size=256" and "compare/a...b" in item.line
+    assert any("format 9" in p for p in d.problems)
+    built = report.build(d)
+    assert "compare/a...b" in markdown.render(built) and "issue.md" in html.render(built)
