@@ -97,3 +97,37 @@ def test_repeats_combine_to_medians_and_the_majority_verdict():
     assert tie["leak"] is None and tie["measured"] == 2  # a tie is no verdict
     failed = combine([{"status": "error", "error": "boom"}] * 3)
     assert failed["status"] == "error" and failed["error"] == "boom" and failed["measured"] == 0
+
+
+def test_the_heaps_verdict_reads_a_steady_leak_under_a_swinging_collector():
+    """Keras' predict: 18.5 KiB/call kept, the heap swinging 0.6 MiB around it as Python's
+    collector runs; read in 100 calls, every time. RSS's rule (3x the scatter) split such
+    a point's three processes 2 to 1."""
+    from tfbench.measure.verdict import retained_verdict, theil_sen_interval, theil_sen_slope
+
+    rng = np.random.default_rng(0)
+    verdicts = []
+    for _ in range(20):
+        swing = rng.uniform(0, 1.2 * MiB, 100) * (rng.random(100) < 0.5)
+        heap = 200 * MiB + 18.5 * 1024 * np.arange(100) + swing
+        slope = theil_sen_slope(heap)
+        verdicts.append(retained_verdict(heap, slope, theil_sen_interval(heap)))
+    assert verdicts == [True] * 20
+
+
+def test_the_heaps_verdict_leaves_filling_caches_steps_and_short_windows_alone():
+    from tfbench.measure.verdict import retained_verdict, theil_sen_interval, theil_sen_slope
+
+    def verdict(heap):
+        heap = np.asarray(heap, dtype=np.float64)
+        return retained_verdict(heap, theil_sen_slope(heap), theil_sen_interval(heap))
+
+    calls = np.arange(300)
+    filling = 200 * MiB + 0.3 * MiB * (1 - np.exp(-calls / 100))  # a cache: 0.3 MiB, bounded
+    assert verdict(filling) is False
+    step = 200 * MiB + 2 * MiB * (calls >= 150)  # one pool of 2 MiB, once
+    assert verdict(step) is False
+    small = 200 * MiB + 900 * calls  # 0.26 MiB over the window: read, not a verdict
+    assert verdict(small) is False
+    assert verdict(200 * MiB + 64 * 1024 * np.arange(40)) is True
+    assert verdict([1.0] * 8) is None

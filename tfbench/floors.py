@@ -24,9 +24,10 @@ GROWTH_FLOOR, GROWTH_SHARE = 16 * KiB, 0.25
 # fresh processes a point read at most 0.65 KiB/iteration apart where nothing leaks, 0.13%
 # of the growth where it does
 RETAINED_FLOOR, RETAINED_SHARE = 1 * KiB, 0.05
-# the heap's peak is exact, but TensorFlow's threads take 2 MiB more in some processes: the
-# peak's floor (PEAK_FLOOR, PEAK_SHARE) with that added
-HEAP_PEAK_FLOOR = 2 * MiB
+# the heap's peak is exact, but at the loop family's size-256 points TensorFlow's threads
+# take 2.06 MiB more in some processes than in others (22 of 891 point-releases of the
+# history read so in one of their three processes)
+HEAP_PEAK_FLOOR = 5 * MiB // 2
 # TensorFlow's footprint after import: RSS read 0.2 MiB apart, the heap 4 KiB
 FOOTPRINT_RSS_FLOOR, FOOTPRINT_HEAP_FLOOR = 4 * MiB, 512 * KiB
 

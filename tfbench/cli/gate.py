@@ -81,7 +81,7 @@ def request(args: argparse.Namespace) -> Request:
     old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
     return Request(
         config, conf, old, new, machine, args.bench, args.rounds, common.flavour(args),
-        args.env_dir, args.interpreter, common.python(args),
+        env_root=args.env_dir, python=args.interpreter, python_version=common.python(args),
     )  # fmt: skip
 
 

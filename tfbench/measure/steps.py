@@ -18,7 +18,12 @@ import numpy as np
 
 from tfbench.measure import heap
 from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
-from tfbench.measure.verdict import leak_verdict, theil_sen_interval, theil_sen_slope
+from tfbench.measure.verdict import (
+    leak_verdict,
+    retained_verdict,
+    theil_sen_interval,
+    theil_sen_slope,
+)
 
 # The readings are preallocated (8 bytes each, twice): past this, the tool's own arrays
 # would be a measurable part of the memory it reads.
@@ -138,7 +143,7 @@ def _reading(
     if heap.in_use() is not None and done:
         kept = series.measured(series.heap)
         retained, interval = theil_sen_slope(kept), theil_sen_interval(kept)
-        heap_leak = leak_verdict(kept, retained)
+        heap_leak = retained_verdict(kept, retained, interval)
     return Reading(
         iterations=done,
         warmup=series.warmup,
