@@ -27,7 +27,7 @@ from tfbench.history.envsync import record_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
-from tfbench.targets import ScenarioTarget, measure_spawned
+from tfbench.targets import ScenarioTarget, Target, measure_spawned
 
 Floor = Callable[[list[float]], float]
 
@@ -148,7 +148,7 @@ def measure_grid(
     the reason. Whether a device is usable is asked in the child: asking would start
     TensorFlow."""
     grid: Grid = {}
-    todo: dict[str, ScenarioTarget] = {}
+    todo: dict[str, Target] = {}
     for values in itertools.product(*params):
         point = target(family, names, values)
         try:

@@ -22,8 +22,10 @@ from tfbench import floors, targets
 from tfbench.history import envs, pythons
 from tfbench.measure.record import Record, measured
 
-METRICS = ("leak", "retained", "heap-peak", "growth", "peak", "time", "footprint-rss")
-METRICS += ("footprint-heap",)
+METRICS = (
+    *("leak", "retained", "heap-peak", "growth", "peak", "time"),
+    *("footprint-rss", "footprint-heap"),
+)
 
 Say = Callable[[str], None]
 # metric -> (the figure, its 95% interval, its floor); (the figure, its floor)

@@ -92,6 +92,8 @@ def load_function(path: str, name: str):
     if not file.is_file():
         raise LookupError(f"no such file: {path}")
     spec = importlib.util.spec_from_file_location(f"tfbench_user_{file.stem}", file)
+    if spec is None or spec.loader is None:
+        raise LookupError(f"cannot import {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(file.parent.resolve()))
     try:
@@ -207,7 +209,7 @@ def run(target: Target, limits: Limits, primed: bool) -> Record:
                 ready.step,
                 ready.iterations,
                 ready.warmup,
-                limits.budget_bytes,
+                limits.budget_bytes or supervisor.default_budget_bytes(),
                 result["device"],
                 primed,
             ),
@@ -250,7 +252,7 @@ def measure_forked(
 def _import_root(module: str) -> str:
     """The directory `module` (imported here) is imported from: `benchmarks.loops` from the
     directory holding `benchmarks/`."""
-    file = Path(sys.modules[module].__file__).resolve()
+    file = Path(sys.modules[module].__file__ or module).resolve()
     return str(file.parents[module.count(".")])
 
 

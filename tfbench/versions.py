@@ -54,8 +54,14 @@ class _Canonical(ast.NodeTransformer):
         self.generic_visit(node)
         values: list[ast.expr] = []
         for value in node.values:
-            if isinstance(value, ast.Constant) and values and isinstance(values[-1], ast.Constant):
-                values[-1] = ast.Constant(values[-1].value + value.value)
+            last = values[-1] if values else None
+            if (
+                isinstance(value, ast.Constant)
+                and isinstance(last, ast.Constant)
+                and isinstance(value.value, str)
+                and isinstance(last.value, str)
+            ):
+                values[-1] = ast.Constant(last.value + value.value)
             else:
                 values.append(value)
         node.values = [v for v in values if not (isinstance(v, ast.Constant) and v.value == "")]

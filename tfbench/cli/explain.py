@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from tfbench.cli import common, measure, output
 from tfbench.cli.common import Subcommands
@@ -88,6 +89,8 @@ def leaking(args: argparse.Namespace) -> int:
         runner.measure = explain_isolated
         found[point] = runner(tag.removeprefix("v"))
         common.progress(f"  {found[point].get('conclusion') or found[point]['status']}")
-    kept = explained.write(data.results_dir, name, tag, found)
+    kept = explained.write(
+        data.results_dir or Path(args.config).parent / "results", name, tag, found
+    )
     print(f"{kept}: {len(found)} leaking point(s) of {tag} explained")
     return 0 if all(r["status"] == "ok" for r in found.values()) else 1

@@ -129,9 +129,12 @@ def gate_rows(
             continue
         params = ", ".join(repr(v) for v in row["params"].values())
         try:
-            target, _ = row_target(f"{row['benchmark']}({params})", config)
+            found = row_target(f"{row['benchmark']}({params})", config)
         except BadInput:
             continue  # no CPU scenario measures it
+        if found is None:
+            continue
+        target = found[0]
         before, after = row["before"] or 0.0, row["after"] or 0.0
         change = abs(after - before) / max(abs(before), 1e-12)
         ranked.append((ORDER.index(metric), -change, target, metric))

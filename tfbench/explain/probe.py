@@ -35,7 +35,7 @@ from typing import Any
 
 from tfbench import targets
 from tfbench.explain import layers
-from tfbench.measure import devices, record, steps
+from tfbench.measure import devices, record, steps, supervisor
 from tfbench.targets import ROOT, Target, portable
 
 FRAMES = 12  # tracemalloc's depth: enough to reach the step's own line from inside NumPy
@@ -104,7 +104,7 @@ def _per_call(after: dict, before: dict, calls: int) -> dict[str, float | None]:
 def _sites(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot) -> tuple[int, Counter]:
     """The net bytes allocated between the snapshots, and the growth by the step's line."""
     ours = [tracemalloc.Filter(False, tracemalloc.__file__)]  # the snapshots' own
-    total, by_site = 0, Counter()
+    total, by_site = 0, Counter[str]()
     for diff in last.filter_traces(ours).compare_to(first.filter_traces(ours), "traceback"):
         total += diff.size_diff
         if diff.size_diff > 0:
@@ -217,7 +217,8 @@ def explain(
         for _ in range(ready.warmup):
             ready.step()
         calls = ready.iterations
-        reading = steps.measure(ready.step, calls, 0, limits.budget_bytes)
+        budget = limits.budget_bytes or supervisor.default_budget_bytes()
+        reading = steps.measure(ready.step, calls, 0, budget)
         result.update(
             params=ready.params,
             tf_version=targets.tf_version(),

@@ -109,15 +109,15 @@ def release_python(
     root = root or envs.default_root()
     env = envs.ReleaseEnv(tag.removeprefix("v"), flavour, root, python)
     try:
-        python, _ = envs.ensure(env, lambda: say(f"{tag}: creating its environment (uv) ..."))
+        made, _ = envs.ensure(env, lambda: say(f"{tag}: creating its environment (uv) ..."))
         runner = f"asv_runner=={importlib.metadata.version('asv_runner')}"
-        probe = subprocess.run([python, "-c", "import asv_runner"], capture_output=True)
+        probe = subprocess.run([made, "-c", "import asv_runner"], capture_output=True)
         if probe.returncode:
             say(f"{tag}: adding {runner} to its environment ...")
-            envs.uv_install(python, runner)
+            envs.uv_install(made, runner)
     except envs.EnvError as e:
         raise GateError(f"{tag}: its environment cannot be made: {e}") from e
-    return python
+    return made
 
 
 def ensure_machine(machine: str) -> None:
@@ -249,14 +249,20 @@ class AsvBackend:
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "spec.json").write_text(json.dumps(spec))
             spec_path, out = run_dir / "spec.json", run_dir / "out.json"
-            command = [self.pythons[s], "-m", "tfbench.gate.confirm", spec_path, out]
+            command = [
+                str(self.pythons[s]),
+                "-m",
+                "tfbench.gate.confirm",
+                str(spec_path),
+                str(out),
+            ]
             env = dict(os.environ, ASV_COMMIT=self.commits[s], PYTHONPATH=path)
             with (run_dir / "log").open("w") as log:
                 process = subprocess.Popen(
                     command, env=env, stdout=log, stderr=log, preexec_fn=ends_with_gate()
                 )
             started[s] = (run_dir, process)
-        codes = {}
+        codes: dict[str, int | str] = {}
         for s, (_, process) in started.items():
             try:
                 codes[s] = process.wait(timeout=PROBE_AGAIN_TIMEOUT)

@@ -6,6 +6,7 @@ as untrusted input (tfbench.publish.changes)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def write(
     pair: tuple[str, str],
     rounds: int,
     rows: list[Change],
-    shifts: list[tuple[Shift, list[Change]]] = (),
+    shifts: Sequence[tuple[Shift, list[Change]]] = (),
 ) -> Path:
     """The run's rows, and each shift with the rows of the points that differ from it."""
     kept = path(results_dir, machine, pair)

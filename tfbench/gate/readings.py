@@ -19,7 +19,7 @@ from asv.results import Results
 from tfbench import probes
 from tfbench.probes import FIGURES, GridPoint, Probes
 
-Point = GridPoint
+Point = tuple[str, tuple[str, ...]]  # (benchmark, combo): a GridPoint, or the plain tuple
 
 
 @dataclass

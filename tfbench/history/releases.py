@@ -85,7 +85,9 @@ def newest_pair(tags: list[str]) -> tuple[str, str] | None:
     than two."""
     finals = [t for t in tags if not candidate(t)]
     if tags and candidate(tags[-1]):
-        return (finals[-1], tags[-1]) if finals else (tuple(tags[-2:]) if len(tags) > 1 else None)
+        if finals:
+            return finals[-1], tags[-1]
+        return (tags[-2], tags[-1]) if len(tags) > 1 else None
     return (finals[-2], finals[-1]) if len(finals) > 1 else None
 
 

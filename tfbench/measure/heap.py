@@ -57,20 +57,21 @@ class PeakCounter:
     """The heap's high-water mark since `reset()`, from the preloaded counter."""
 
     def __init__(self) -> None:
-        self.available = _COUNTER is not None
-        if self.available:
-            _COUNTER.tfbench_heap_in_use.restype = ctypes.c_int64
-            _COUNTER.tfbench_heap_peak.restype = ctypes.c_int64
+        self.counter = _COUNTER
+        self.available = self.counter is not None
+        if self.counter is not None:
+            self.counter.tfbench_heap_in_use.restype = ctypes.c_int64
+            self.counter.tfbench_heap_peak.restype = ctypes.c_int64
 
     def reset(self) -> None:
-        if self.available:
-            _COUNTER.tfbench_heap_reset_peak()
+        if self.counter is not None:
+            self.counter.tfbench_heap_reset_peak()
 
     def peak(self) -> int | None:
-        return _COUNTER.tfbench_heap_peak() if self.available else None
+        return None if self.counter is None else self.counter.tfbench_heap_peak()
 
     def in_use(self) -> int | None:
-        return _COUNTER.tfbench_heap_in_use() if self.available else None
+        return None if self.counter is None else self.counter.tfbench_heap_in_use()
 
 
 def why_not(peak: bool = False) -> str | None:

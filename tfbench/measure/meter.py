@@ -190,7 +190,9 @@ class PeakMeter:
     def peak(self) -> int:
         if self.method == "vmhwm":
             with open("/proc/self/status", "rb") as f:
-                return int(_HWM.search(f.read()).group(1)) * 1024
+                found = _HWM.search(f.read())
+            if found:  # the kernel's high-water mark (checked to exist when the method was set)
+                return int(found.group(1)) * 1024
         return max(self._sampled, rss_bytes())
 
     def close(self) -> None:

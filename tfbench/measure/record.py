@@ -3,41 +3,41 @@
 from __future__ import annotations
 
 import statistics
-from typing import Any, TypedDict
+from typing import Any
 
-
-class Record(TypedDict, total=False):
-    scenario: str  # a catalog id, or path::function
-    params: dict[str, Any]
-    device: str
-    tf_version: str | None
-    status: str  # one of STATUSES
-    error: str  # why the status is not "ok"
-    traceback: str  # where the pattern itself failed
-    budget_bytes: int
-    # the figures (None where the run produced no reading)
-    iterations: int | None
-    warmup: int
-    warmup_run: int  # warm-up iterations run: fewer than `warmup` when stopped in warm-up
-    seconds_per_iteration: float | None
-    peak_increase_bytes: int | None
-    growth_bytes_per_iteration: float | None  # the warm-up's when stopped in warm-up
-    growth_interval: list[float]  # its 95% confidence interval, low and high
-    rss_leak: bool | None  # the verdict of RSS alone
-    # the heap (tfbench.measure.heap): None where it cannot be read, heap_note says why
-    retained_bytes_per_iteration: float | None  # the slope of the heap in use
-    retained_interval: list[float] | None  # its 95% confidence interval
-    heap_peak_increase_bytes: int | None  # the heap's exact high-water over its start
-    heap_note: str | None
-    leak: bool | None  # None: no verdict (too few measured iterations)
-    leak_basis: str  # heap (retained bytes) or rss
-    method: str | None  # how the peak was read: vmhwm, psutil-sampling (+unprimed)
-    allocator_peak_bytes: int | None  # GPU only
-    baseline_rss_bytes: int
-    rss_bytes: list[int]  # after each measured iteration
-    warmup_rss_bytes: list[int]  # after each warm-up iteration
-    heap_bytes: list[int]  # heap in use after each measured iteration
-    counters: dict[str, int]  # graph_ops, traces, ... where the pattern is about them
+# A record is a JSON object; its keys (None where the run produced no reading):
+#   scenario: str  # a catalog id, or path::function
+#   params: dict[str, Any]
+#   device: str
+#   tf_version: str | None
+#   status: str  # one of STATUSES
+#   error: str  # why the status is not "ok"
+#   traceback: str  # where the pattern itself failed
+#   budget_bytes: int
+#   # the figures (None where the run produced no reading)
+#   iterations: int | None
+#   warmup: int
+#   warmup_run: int  # warm-up iterations run: fewer than `warmup` when stopped in warm-up
+#   seconds_per_iteration: float | None
+#   peak_increase_bytes: int | None
+#   growth_bytes_per_iteration: float | None  # the warm-up's when stopped in warm-up
+#   growth_interval: list[float]  # its 95% confidence interval, low and high
+#   rss_leak: bool | None  # the verdict of RSS alone
+#   # the heap (tfbench.measure.heap): None where it cannot be read, heap_note says why
+#   retained_bytes_per_iteration: float | None  # the slope of the heap in use
+#   retained_interval: list[float] | None  # its 95% confidence interval
+#   heap_peak_increase_bytes: int | None  # the heap's exact high-water over its start
+#   heap_note: str | None
+#   leak: bool | None  # None: no verdict (too few measured iterations)
+#   leak_basis: str  # heap (retained bytes) or rss
+#   method: str | None  # how the peak was read: vmhwm, psutil-sampling (+unprimed)
+#   allocator_peak_bytes: int | None  # GPU only
+#   baseline_rss_bytes: int
+#   rss_bytes: list[int]  # after each measured iteration
+#   warmup_rss_bytes: list[int]  # after each warm-up iteration
+#   heap_bytes: list[int]  # heap in use after each measured iteration
+#   counters: dict[str, int]  # graph_ops, traces, ... where the pattern is about them
+Record = dict[str, Any]
 
 
 STATUSES = ("ok", "over_budget", "timeout", "skipped", "error", "bad_input")

@@ -126,6 +126,10 @@ def measure(
     return _reading(series, status, baseline, peak, heap_baseline, heap_peak, meter.method)
 
 
+def _over(peak: int | None, baseline: int | None) -> int | None:
+    return None if peak is None or baseline is None else max(0, peak - baseline)
+
+
 def _reading(
     series: _Series,
     status: str,
@@ -155,7 +159,7 @@ def _reading(
         rss_leak=rss_leak,
         retained_bytes_per_iteration=retained,
         retained_interval=interval,
-        heap_peak_increase_bytes=None if heap_peak is None else max(0, heap_peak - heap_baseline),
+        heap_peak_increase_bytes=_over(heap_peak, heap_baseline),
         heap_note=note or heap.why_not(peak=True),
         leak=rss_leak if retained is None else heap_leak,
         leak_basis="rss" if retained is None else "heap",

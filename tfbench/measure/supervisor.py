@@ -11,6 +11,7 @@ child gets to do that.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -70,7 +71,7 @@ def fork_each(
                 sys.stdout.flush(), sys.stderr.flush()  # or the child would print them again
                 parent, pid = os.getpid(), os.fork()
                 if pid == 0:
-                    child.serve(lambda primed, t=target: run(t, primed), out, parent)
+                    child.serve(functools.partial(_run_one, run, target), out, parent)
                 running[pid] = (index, out, time.monotonic() + timeout_s)
             # The leader's RSS every round; the group's (a /proc scan) every GROUP_SCAN_S.
             groups = {}
@@ -94,7 +95,11 @@ def fork_each(
                     describe(targets[index]), out, verdict, status, budget_bytes, timeout_s
                 )
             time.sleep(0.02)
-    return results
+    return [r for r in results if r is not None]  # every index was collected
+
+
+def _run_one(run: Run, target: Any, primed: bool) -> Record:
+    return run(target, primed)
 
 
 def _kill_group(pid: int) -> None:

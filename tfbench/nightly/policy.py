@@ -186,7 +186,8 @@ def _ends(found: Found, reader: _Reader, good: Build, bad: Build) -> str:
     """Whether the ends part: read until they decide, or MAX_READINGS."""
     count = MIN_READINGS
     while True:
-        verdict = separation(found.metric, reader.read(good, count), reader.read(bad, count))
+        a, b = (reader.read(end, count) or [] for end in (good, bad))
+        verdict = separation(found.metric, a, b)
         if verdict != "undecided" or count >= MAX_READINGS:
             return verdict
         count += 1
@@ -208,6 +209,9 @@ def _curve(builds: list[Build], ends: tuple[int, int], reader: _Reader) -> None:
 
 def _step_or_drift(found: Found, first: Build, last: Build) -> str:
     """step when the adjacent pair found holds STEP_SHARE of the change between the ends."""
-    span = found.value(last.version) - found.value(first.version)
-    step = found.value(found.first_bad.version) - found.value(found.last_good.version)
-    return "step" if span and step / span >= STEP_SHARE else "drift"
+    assert found.first_bad and found.last_good  # the bisection named them
+    ends = [found.value(b.version) for b in (first, last, found.last_good, found.first_bad)]
+    if None in ends:
+        return "unknown"
+    a, b, good, bad = (float(v or 0.0) for v in ends)
+    return "step" if b != a and (bad - good) / (b - a) >= STEP_SHARE else "drift"

@@ -115,12 +115,12 @@ def _inlined(path: Path) -> str:
     source = path.read_text()
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-    dropped = set()
+    dropped: set[int] = set()
     for node in tree.body:
         is_ours = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tfbench")
         is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
         if is_ours or is_future:
-            dropped.update(range(node.lineno - 1, node.end_lineno))
+            dropped.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     return "".join(line for i, line in enumerate(lines) if i not in dropped)
 
 
@@ -131,7 +131,8 @@ def _scenario_modules(module: str) -> list[str]:
         node.module
         for node in tree.body
         if isinstance(node, ast.ImportFrom)
-        and (node.module or "").startswith("tfbench.scenarios.")
+        and node.module
+        and node.module.startswith("tfbench.scenarios.")
     ]
     return [*first, module]
 

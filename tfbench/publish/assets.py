@@ -146,7 +146,10 @@ def vendor(html_dir: Path, cache: Path | None = None) -> list[Path]:
             for member, url in package.files.items():
                 target = html_dir / "vendor" / package.name / member
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(tar.extractfile(f"package/{member}").read())
+                member_file = tar.extractfile(f"package/{member}")
+                if member_file is None:
+                    raise AssetError(f"{package.tarball}: package/{member} is not a file")
+                target.write_bytes(member_file.read())
                 if url:
                     local[url] = target.relative_to(html_dir).as_posix()
     pages = sorted(html_dir.glob("*.html"))

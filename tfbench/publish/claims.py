@@ -176,19 +176,21 @@ def holds(claim: Claim, a: float, b: float | None) -> bool:
 
 def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Verdict:
     """Whether the claim holds on each release of this machine."""
-    a = family and family.match(claim.a)
-    b = family and claim.b and family.match(claim.b)
+    a = family.match(claim.a) if family else None
+    b = family.match(claim.b) if family and claim.b else None
     metric = "leak" if claim.metric == "flat" else claim.metric
     outcomes = []
     for tag in machine.releases:
+
+        def value(point: tuple[str, ...] | None, read: str, tag: str = tag) -> float | None:
+            return machine.value(family.benchmark(read), point, tag) if family and point else None
+
         # a peak is the heap's where it was read (both points), else RSS's
         heap = metric == "peak" and all(
-            p is None or machine.value(family.benchmark("heap peak"), p, tag) is not None
-            for p in (a, b)
+            value(p, "heap peak") is not None for p in (a, b) if p is not None
         )
         read = "heap peak" if heap else metric
-        va = a and machine.value(family.benchmark(read), a, tag)
-        vb = b and machine.value(family.benchmark(read), b, tag)
+        va, vb = value(a, read), value(b, read)
         if va is None or (claim.b and vb is None):
             missing = a if va is None else b
             why = family and missing and reason(family, machine, missing, tag)

@@ -389,11 +389,13 @@ def sections(families: dict[str, Family], machine: MachineResults) -> list[Artic
             isolating = []
             for iso in ex.isolating:
                 fam = families.get(iso.family)
-                combo = fam and fam.match(iso.params)
-                verdicts = []
+                combo = fam.match(iso.params) if fam else None
+                verdicts: list[bool | None] = []
                 for tag in machine.releases:
-                    leak = combo and machine.value(fam.benchmark("leak"), combo, tag)
-                    verdicts.append(None if leak is None or combo is None else leak >= 1)
+                    leak = (
+                        machine.value(fam.benchmark("leak"), combo, tag) if fam and combo else None
+                    )
+                    verdicts.append(None if leak is None else leak >= 1)
                 isolating.append((iso, verdicts))
             grouped: dict[str, list[str]] = {}
             for k, tag in enumerate(machine.releases):

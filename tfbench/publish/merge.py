@@ -188,7 +188,9 @@ def merge(sources: list[Path], target: Path) -> Merged:
         (done.replaced if destination.exists() else done.added).append(relative)
         _write(destination, source.read_bytes())
     if plan.benchmarks:  # every description the target and the sources hold
-        index = {name: bench for name, (_, bench) in sorted(plan.benchmarks.items())}
+        index: dict[str, object] = {
+            name: bench for name, (_, bench) in sorted(plan.benchmarks.items())
+        }
         if plan.api_version is not None:
             index["version"] = plan.api_version
         _write(target / "benchmarks.json", json.dumps(index, indent=4).encode())

@@ -44,9 +44,11 @@ def _differences(
 ) -> list[str]:
     base, other = pythons.DEFAULT, python
     texts = []
-    leak = [machine.value(family.benchmark("leak"), combo, release, p) for p in (base, other)]
-    if None not in leak and (leak[0] >= 1) != (leak[1] >= 1):
-        texts.append(f"leaks on {other if leak[1] >= 1 else base} only")
+    a_leak, b_leak = (
+        machine.value(family.benchmark("leak"), combo, release, p) for p in (base, other)
+    )
+    if a_leak is not None and b_leak is not None and (a_leak >= 1) != (b_leak >= 1):
+        texts.append(f"leaks on {other if b_leak >= 1 else base} only")
     for metric, floor in FLOORS.items():
         a, b = (machine.value(family.benchmark(metric), combo, release, p) for p in (base, other))
         if a is not None and b is not None and abs(b - a) > floor([a, b]):

@@ -168,10 +168,12 @@ def _cell(
             metric = families.RSS_OF[metric]
             value = machine.value(family.benchmark(metric), combo, tag)
         unit = families.METRICS[metric][1]
-        before = previous and machine.value(family.benchmark(metric), combo, previous)
+        before = machine.value(family.benchmark(metric), combo, previous) if previous else None
         slope = metric in ("growth", "retained")
-        meaningful = value is not None and before and (not slope or abs(before) >= KiB)
-        figures.append(Figure(value, unit, value / before if meaningful else None))
+        ratio = None
+        if value is not None and before and (not slope or abs(before) >= KiB):
+            ratio = value / before
+        figures.append(Figure(value, unit, ratio))
     leak = machine.value(family.benchmark("leak"), combo, tag)
     return Cell(tag, tuple(figures), None if leak is None else leak >= 1)
 

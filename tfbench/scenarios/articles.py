@@ -59,7 +59,7 @@ def _counted(
             found["traces"] = function.experimental_get_tracing_count()
         return found
 
-    counted.counters = counters
+    counted.counters = counters  # type: ignore[attr-defined]
     return counted
 
 
@@ -73,7 +73,7 @@ def _threads_raise(body: Callable[[], None]) -> Callable[[], None]:
     """`body` (which starts and joins threads), raising the first exception of a thread."""
 
     def step():
-        errors: list[BaseException] = []
+        errors: list[BaseException | None] = []
         previous = threading.excepthook
         threading.excepthook = lambda args: errors.append(args.exc_value)
         try:

@@ -49,7 +49,7 @@ def _work(graph, x: np.ndarray, device: str):
 
 def with_graph_ops(step: Callable[[], Any], graph_of: Callable[[], Any]) -> Callable[[], Any]:
     """Give `step` a `graph_ops` counter: the operations in the graph it builds on."""
-    step.counters = lambda: {"graph_ops": len(graph_of().get_operations())}
+    step.counters = lambda: {"graph_ops": len(graph_of().get_operations())}  # type: ignore[attr-defined]
     return step
 
 

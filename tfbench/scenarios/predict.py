@@ -58,7 +58,7 @@ def predict_on_batch(device: str) -> Callable[[], Any]:
 
 
 def tf_function_call(device: str) -> Callable[[], Any]:
-    served = {}
+    served: dict[str, Any] = {}
 
     def run(tf, model, x):
         if not served:
