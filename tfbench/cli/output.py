@@ -233,16 +233,6 @@ def explanations(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _figure(metric: str, value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if metric == "leak":
-        return "LEAK" if value >= 0.5 else "flat"
-    if metric == "time":
-        return f"{value * 1e3:.3f} ms"
-    return _bytes(value) + ("/iteration" if metric in ("retained", "growth") else "")
-
-
 def nightly(data: dict) -> str:
     """A nightly bisection (tfbench.nightly.run.kept): the commits that changed the figure,
     or why no build is named; every build read, with its figure."""
@@ -288,7 +278,7 @@ def nightly(data: dict) -> str:
             value = policy.median(metric, readings)
             mark = {good: "  last good", bad: "  first bad"}.get(b["version"], "")
             rows.append(
-                f"  {b['version']:<20} {_figure(metric, value):>18}  ({len(readings)} "
+                f"  {b['version']:<20} {policy.figure_text(metric, value):>18}  ({len(readings)} "
                 f"readings)  {commits.get(b['version']) or ''}{mark}"
             )
     skipped = [f"  {v}: skipped, {why}" for v, why in data["broken"].items()]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfbench import sweep
+from tfbench.units import format_bytes
 
 MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
 MAX_READINGS = 6
@@ -69,6 +70,18 @@ def figure(metric: str, reading: Reading) -> float | None:
         return reading.get("seconds_per_iteration")
     name = (sweep.SLOPES.get(metric) or sweep.PEAKS[metric])[0]
     return reading.get(name)
+
+
+def figure_text(metric: str, value: float | None, per: str = "/iteration") -> str:
+    """A figure of the metric as the outputs show it: a verdict, a time, bytes (`per` a
+    call or iteration where the metric is a slope)."""
+    if value is None:
+        return "n/a"
+    if metric == "leak":
+        return "LEAK" if value >= 0.5 else "flat"
+    if metric == "time":
+        return f"{value * 1e3:.3f} ms"
+    return format_bytes(value, ".2f") + (per if metric in ("retained", "growth") else "")
 
 
 def median(metric: str, readings: list[Reading]) -> float | None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from tfbench import targets
 from tfbench.nightly import policy, repro
-from tfbench.units import format_bytes
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
 UNITS = {"time": "s", "leak": "verdict"}
@@ -29,14 +28,7 @@ def slug(target: targets.Target, metric: str) -> str:
 
 
 def _value(metric: str, value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if metric == "leak":
-        return "leaks" if value >= 0.5 else "flat"
-    if metric == "time":
-        return f"{value * 1e3:.3f} ms"
-    per = "/call" if metric in ("retained", "growth") else ""
-    return f"{format_bytes(value, '.2f')}{per}"
+    return policy.figure_text(metric, value, per="/call")
 
 
 def _interval(metric: str, readings: list[dict]) -> str:
