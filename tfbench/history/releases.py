@@ -214,6 +214,7 @@ def resolve(
     the same on every re-lock), and uv's warnings (an extra the release does not have)."""
     command = [
         uv(), "pip", "compile", "-", "--no-header", "--no-annotate", "--no-config",
+        "--no-python-downloads",
         "--python-version", python, "--python-platform", PLATFORM,
         "--index-url", INDEX, "--exclude-newer", as_of,
     ]  # fmt: skip
