@@ -3,7 +3,8 @@
 units  <-  measure  <-  scenarios  <-  targets  <-  probes (the probe's contract: grids,
 figures, the probes file; history's asvconf)  <-  gate (readings, rules, the session, its
 asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
-units  <-  floors  <-  gate, sweep;  history  <-  sweep (release environments)  <-  cli
+units  <-  floors  <-  probes (its figures' floors), gate, sweep, publish
+history  <-  sweep (release environments)  <-  cli
 sources  <-  versions (benchmark versions)  <-  cli;  formats (kept files' numbers): any
 targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-  cli
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
@@ -27,7 +28,16 @@ ALLOWED = {
     "scenarios": {"formats", "units", "measure", "scenarios"},
     "targets": {"formats", "units", "measure", "scenarios", "targets"},
     "history": {"formats", "units", "history"},
-    "probes": {"formats", "units", "measure", "scenarios", "targets", "history", "probes"},
+    "probes": {
+        "formats",
+        "units",
+        "floors",
+        "measure",
+        "scenarios",
+        "targets",
+        "history",
+        "probes",
+    },
     "explain": {"formats", "units", "measure", "targets", "history", "explain"},
     "gate": {"formats", "units", "floors", "history", "measure", "probes", "gate"},
     "sweep": {"formats", "units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
@@ -42,7 +52,7 @@ ALLOWED = {
         "sweep",
         "nightly",
     },
-    "publish": {"formats", "units", "history", "gate", "probes", "scenarios", "publish"},
+    "publish": {"formats", "units", "floors", "history", "gate", "probes", "scenarios", "publish"},
     "cli": {
         "formats",
         "units",

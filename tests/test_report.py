@@ -242,7 +242,7 @@ def test_the_newest_release_on_another_python_is_compared_point_by_point():
     """Results of Python 3.12 are kept apart from the history's; a point that leaks on one
     Python only, or whose retained bytes move beyond the floor, is a finding with its
     command; a point alike on both is none."""
-    from tfbench.publish import python_axis
+    from tfbench.publish import families, python_axis
 
     d = data()
     m = d.machines["box"]
@@ -262,8 +262,14 @@ def test_the_newest_release_on_another_python_is_compared_point_by_point():
     (finding,) = found.findings  # leaky: leaks on both, keeps the same; fixed: differs
     assert finding.point == "fam.Pattern(variant=fixed, device=CPU)"
     assert "leaks on 3.12 only" in finding.text and "retained 0 B/iteration" in finding.text
-    assert "--python 3.12" in finding.command
+    assert finding.command is None  # no catalog scenario is named "fixed"
     assert m.value("fam.PatternCosts.track_leak", FIXED, newest) == 0  # the history's own
+    predict = families.Family(
+        "predict.Predict", ["variant", "device"], [["'model_predict'"], ["'CPU'"]]
+    )
+    command = python_axis._command(predict, ("'model_predict'", "'CPU'"), newest, "3.12")
+    assert command.startswith("tfbench measure predict.model_predict --param=device=CPU")
+    assert "--python 3.12" in command and f"--releases {newest[1:]}" in command
 
 
 def test_the_reports_to_file_upstream_are_listed_and_a_bad_one_named(tmp_path):

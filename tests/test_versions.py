@@ -55,7 +55,7 @@ def test_comments_docstrings_formatting_renames_and_moves_keep_every_version(tmp
     end = verdict.read_text().index("def leak_verdict(")
     moved = verdict.read_text()[start:end]
     verdict.write_text(verdict.read_text().replace(moved, ""))
-    edit(root, "tfbench/measure/steps.py", "leak_verdict, theil_sen_interval, ", "leak_verdict, ")
+    edit(root, "tfbench/measure/steps.py", "    theil_sen_interval,\n", "")
     steps.write_text(f"{steps.read_text()}\n\nimport math\n\n\n{moved}")
     assert digests(root) == digests()
 

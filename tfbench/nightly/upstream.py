@@ -182,7 +182,8 @@ def plot(data: dict[str, Any], path: Path) -> Path | str:
             values.append(policy.median(metric, data["readings"][b["version"]]))
     figure, axes = plt.subplots(figsize=(10, 4))
     xs = list(range(len(labels)))
-    axes.plot(xs, [None if v is None else v * scale for v in values], marker="o")
+    # NaN leaves a gap where a build has no reading.
+    axes.plot(xs, [float("nan") if v is None else v * scale for v in values], marker="o")
     axes.set_xticks(xs, labels, rotation=60, fontsize=7)
     axes.set_ylabel(f"{metric} ({unit})" if unit else metric)
     axes.set_title(f"{targets.from_json(data['target']).name}: {metric}")

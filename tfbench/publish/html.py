@@ -242,8 +242,9 @@ def _pythons(m: MachineReport) -> list[str]:
             "floors.</p>",
         ]
     items = [
-        f"<li>{html.escape(f.point)}, Python {html.escape(f.python)}: {html.escape(f.text)} "
-        f"(<code>{html.escape(f.command)}</code>)</li>"
+        f"<li>{html.escape(f.point)}, Python {html.escape(f.python)}: {html.escape(f.text)}"
+        + (f" (<code>{html.escape(f.command)}</code>)" if f.command else "")
+        + "</li>"
         for f in s.findings
     ]
     return [head, "<ul>", *items, "</ul>"]

@@ -160,7 +160,8 @@ def _pythons(m: MachineReport) -> list[str]:
             "No point's leak verdict, retained bytes or heap peak differs beyond the floors.",
         ]
     return out + [
-        f"- {escape(f.point)}, Python {f.python}: {escape(f.text)} (`{f.command}`)"
+        f"- {escape(f.point)}, Python {f.python}: {escape(f.text)}"
+        + (f" (`{f.command}`)" if f.command else "")
         for f in s.findings
     ]
 

@@ -23,7 +23,9 @@ class Finding:
     point: str  # family(label)
     python: str
     text: str
-    command: str  # measures it again, on the release, on that Python (--python 3.11: the base)
+    # measures it again, on the release, on that Python (--python 3.11: the base); None
+    # where no catalog scenario has the point
+    command: str | None
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,18 @@ def _differences(
     return texts
 
 
+def _command(family: families.Family, combo: tuple, release: str, python: str) -> str | None:
+    scenario = families.scenario_of(family, combo)
+    if scenario is None:
+        return None
+    sid, params = scenario
+    args = [f"--param={k}={v}" for k, v in params.items()]
+    command = shlex.join(
+        ["tfbench", "measure", sid, *args, "--releases", release.removeprefix("v")]
+    )
+    return f"{command} --python {python}  # and --python {pythons.DEFAULT}"
+
+
 def across_pythons(machine: MachineResults, fams: list[families.Family]) -> PythonSection | None:
     """The newest release's findings across Pythons; None where it was measured on the
     history's Python only."""
@@ -72,19 +86,8 @@ def across_pythons(machine: MachineResults, fams: list[families.Family]) -> Pyth
     for family, python in itertools.product(fams, others):
         for combo in itertools.product(*family.params):
             texts = _differences(machine, family, combo, release, python)
-            scenario = families.scenario_of(family, combo) if texts else None
-            if scenario:
-                sid, params = scenario
-                args = [f"--param={k}={v}" for k, v in params.items()]
-                command = shlex.join(
-                    ["tfbench", "measure", sid, *args, "--releases", release.removeprefix("v")]
-                )
-                found.append(
-                    Finding(
-                        f"{family.name}({family.label(combo)})",
-                        python,
-                        "; ".join(texts),
-                        f"{command} --python {python}  # and --python {pythons.DEFAULT}",
-                    )
-                )
+            if texts:
+                point = f"{family.name}({family.label(combo)})"
+                command = _command(family, combo, release, python)
+                found.append(Finding(point, python, "; ".join(texts), command))
     return PythonSection(release, others, found)
