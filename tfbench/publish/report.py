@@ -104,14 +104,6 @@ class Summary:
         rows = self.newest.rows if self.newest else []
         return [r for r in rows if r.direction == direction and r.metric.startswith(metric)]
 
-    @property
-    def worse(self) -> list[Change]:
-        return self._rows("", "worse")
-
-    @property
-    def better(self) -> list[Change]:
-        return self._rows("", "better")
-
     def newest_rows(self, direction: str) -> list[Change]:
         return self._rows("", direction)
 
@@ -265,10 +257,10 @@ def summary_lines(s: Summary) -> list[str]:
         return ["Fewer than two releases: nothing to compare yet."]
     old, new = s.newest.pair
     how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
-    rss_only = _points(s.newest_rows(RSS_ONLY))
+    worse, better, rss_only = (_points(s.newest_rows(d)) for d in ("worse", "better", RSS_ONLY))
     lines = [
-        f"{label(new)} against {label(old)} ({how}): {len(_points(s.worse))} point(s) worse"
-        f" and {len(_points(s.better))} better beyond the floors"
+        f"{label(new)} against {label(old)} ({how}): {len(worse)} point(s) worse"
+        f" and {len(better)} better beyond the floors"
         + (
             f"; RSS moved without the heap at {len(rss_only)} more (heap layout, not counted)."
             if rss_only
@@ -292,7 +284,7 @@ def summary_lines(s: Summary) -> list[str]:
         ]
     else:
         lines.append("No claim's verdict changed.")
-    worse = [r for r in s.worse if not r.metric.startswith("track_leak")]
+    worse = [r for r in s.newest_rows("worse") if not r.metric.startswith("track_leak")]
     lines.append(
         f"Worse: {_names(worse)}." if worse or appeared else "Nothing measured here got worse."
     )
