@@ -10,6 +10,7 @@ targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream 
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 """
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,18 @@ def test_a_version_reaches_what_a_family_imports_and_no_other_family():
         "tfbench.units",
     } <= targets
     assert not any(m.startswith("tfbench.scenarios.") for m in targets)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_modules_and_functions_stay_short(path):
+    """A module's docstring says what it is in 20 lines at most; a function fits 60."""
+    tree = ast.parse(path.read_text())
+    doc = ast.get_docstring(tree, clean=False) or ""
+    assert len(doc.splitlines()) <= 20, "module docstring over 20 lines"
+    long = [
+        f"{n.name}: {n.end_lineno - n.lineno + 1} lines"
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and n.end_lineno - n.lineno + 1 > 60
+    ]
+    assert not long
