@@ -103,3 +103,32 @@ def test_this_interpreters_version_is_read():
         [sys.executable, "-m", "tfbench", "run", "--help"], capture_output=True, text=True
     )
     assert f"default: this one, {this}" in out.stdout
+
+
+def test_run_keeps_the_named_machines_record(tmp_path, monkeypatch):
+    """`asv machine --yes --machine NAME` would rewrite NAME's record with its name alone;
+    `tfbench run --machine NAME` keeps it and passes the name to asv run."""
+    import json
+
+    from tfbench.cli import run
+
+    record = {"arch": "x86_64", "cpu": "AMD EPYC (2 cores)", "machine": "box", "num_cpu": "2"}
+    record |= {"os": "Linux", "ram": "1024"}
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".asv-machine.json").write_text(json.dumps({"box": record, "version": 1}))
+    monkeypatch.setenv("HOME", str(home))
+    calls, real = [], subprocess.run
+
+    def fake(cmd, **kw):
+        if cmd[1:3] != ["-m", "asv"]:
+            return real(cmd, **kw)  # platform's own uname
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(run.subprocess, "run", fake)
+    this = "{}.{}".format(*sys.version_info[:2])
+    assert main(["run", "--python", this, "--machine", "box"]) == 0
+    (command,) = calls
+    assert command[3] == "run" and command[command.index("--machine") + 1] == "box"
+    assert json.loads((home / ".asv-machine.json").read_text())["box"] == record

@@ -54,6 +54,9 @@ def refusal(python: str, tracked: list[str], supports) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from asv.machine import Machine
+
+    from tfbench.gate import asvruns
     from tfbench.history import envs, releases
 
     config = common.config(args)
@@ -68,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
     revisions = args.range or f"v{found[-1]}^!"
     # asv finds pythonX.Y on PATH: the interpreter's own directory first
     env = dict(os.environ, PATH=f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    machine = ["--machine", args.machine] if args.machine else []
-    asv = [sys.executable, "-m", "asv"]
+    # `asv machine --yes --machine NAME` would overwrite NAME's record with the name alone
+    machine = args.machine or Machine.get_unique_machine_name()
+    asvruns.ensure_machine(machine)
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
-    subprocess.run([*asv, "machine", "--yes", "--config", str(config), *machine], env=env)
-    command = [*asv, "run", "--config", str(config), f"--python={args.python}", *machine]
+    asv = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
+    command = [*asv, f"--python={args.python}"]
     return subprocess.run([*command, revisions], env=env).returncode

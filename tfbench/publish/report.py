@@ -257,10 +257,11 @@ def summary_lines(s: Summary) -> list[str]:
         return ["Fewer than two releases: nothing to compare yet."]
     old, new = s.newest.pair
     how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
-    worse, better, rss_only = (_points(s.newest_rows(d)) for d in ("worse", "better", RSS_ONLY))
+    counts = [len(_points(s.newest_rows(d))) for d in ("worse", "better")]
+    rss_only = _points(s.newest_rows(RSS_ONLY))
     lines = [
-        f"{label(new)} against {label(old)} ({how}): {len(worse)} point(s) worse"
-        f" and {len(better)} better beyond the floors"
+        f"{label(new)} against {label(old)} ({how}): {counts[0]} point(s) worse"
+        f" and {counts[1]} better beyond the floors"
         + (
             f"; RSS moved without the heap at {len(rss_only)} more (heap layout, not counted)."
             if rss_only
