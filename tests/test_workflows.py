@@ -173,8 +173,15 @@ def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
     (shard / "packages" / "notes.md").write_text("x")
     (shard / "probes").mkdir()
     (shard / "probes" / "abc-env-cpu.json").write_text("[1, 2]")
+    (shard / "probes" / "abd-env-cpu.json").write_text('{"C": {"k": [{}]}, "format": 1}')
+    (shard / "probes" / "abe-env-cpu.json").write_text('{"C": {"k": [{}]}, "format": 2}')
     done = merge.merge([shard], target)
-    assert sorted(map(str, done.added)) == ["m/machine.json", "packages/new-env-cpu.txt"]
+    assert sorted(map(str, done.added)) == [
+        "m/machine.json",
+        "packages/new-env-cpu.txt",
+        "probes/abd-env-cpu.json",
+    ]
+    assert any("abe-env-cpu.json: probes file: format 2" in s for s in done.skipped)
     assert any("deadbeef-env.json" in s for s in done.skipped)
     assert any("abc-env-cpu.json: not a probes file" in s for s in done.skipped)
     assert any("notes.md: not a packages record's name" in s for s in done.skipped)
