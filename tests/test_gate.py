@@ -224,12 +224,13 @@ def _git(repo: Path, *args: str) -> None:
 @pytest.fixture(scope="module")
 def planted_project(tmp_path_factory) -> Path:
     """An asv project over a two-commit repository: v1.0.0 plants nothing, v1.0.1 plants a
-    25% slower step, a 64 KiB/iteration leak and a +16 MiB transient peak."""
+    25% slower step, a 64 KiB/iteration leak, a +16 MiB transient peak and a leak of 64
+    KiB/iteration made 66."""
     base = tmp_path_factory.mktemp("planted")
     repo = base / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
-    for tag, plant in (("v1.0.0", ""), ("v1.0.1", "slow leak peak")):
+    for tag, plant in (("v1.0.0", ""), ("v1.0.1", "slow leak peak kept")):
         (repo / "plant").write_text(plant + "\n")
         _git(repo, "add", "plant")
         _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", tag)
@@ -273,6 +274,11 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
         ("leak", "track_leak"),
         ("peak", "track_peak_increase"),
     } <= worse
+    # +3% of what a step keeps is a row of its own: retained bytes, and nothing else
+    assert [m for v, m in worse if v == "kept"] == ["track_retained_per_iteration"], rows
+    (kept,) = [r for r in rows if r["params"]["variant"] == "kept"]
+    assert kept["before"] == pytest.approx(64 * KiB, rel=0.01)
+    assert kept["after"] == pytest.approx(66 * KiB, rel=0.01)
     # read at its size although the probe forks from asv's process, whose heap holds
     # resident free chunks (the baseline comes after malloc_trim)
     (growth,) = [

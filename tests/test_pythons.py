@@ -132,3 +132,18 @@ def test_run_keeps_the_named_machines_record(tmp_path, monkeypatch):
     (command,) = calls
     assert command[3] == "run" and command[command.index("--machine") + 1] == "box"
     assert json.loads((home / ".asv-machine.json").read_text())["box"] == record
+
+
+def test_the_docs_table_of_pythons_is_the_resolvers():
+    """docs/history.md says which releases each Python runs: what the locks say."""
+    import re
+
+    from tfbench.history import releases
+
+    tracked = releases.tracked_versions()
+    text = (releases.ROOT / "docs" / "history.md").read_text()
+    for python in pythons.CANDIDATES:
+        runs = [v for v in tracked if releases.supports(v, python)]
+        span = f"{runs[0]}-{runs[-1]}"
+        (row,) = re.findall(rf"^\| {re.escape(python)} \| (.*) \|$", text, re.MULTILINE)
+        assert span in row and (f"({len(runs)})" in row or f"all {len(runs)}" in row), row

@@ -2,7 +2,9 @@
 
 The commit's `plant` file (read through TFBENCH_PLANTED_REPO and ASV_COMMIT, which the gate
 sets) lists the changes of that side: `slow` makes the step 25% slower, `leak` keeps 64 KiB
-per call, `peak` adds a transient 16 MiB. A side without them runs the plain step.
+per call, `peak` adds a transient 16 MiB, `kept` keeps 66 KiB per call where its plain
+step keeps 64 KiB (+3%, a change of what a leak keeps). A side without them runs the plain
+step.
 
 The step waits rather than computes: on some days the machine's CPU switches between two
 speeds every second or so, which decides whether a planted 25% on CPU time is found. The
@@ -42,20 +44,22 @@ def prepare(change: str):
         time.sleep(wait)
         if active and change == "leak":
             KEPT.append(np.ones(64 * KiB // 8))  # written: resident
+        if change == "kept":
+            KEPT.append(np.ones((66 if active else 64) * KiB // 8))
         if active and change == "peak":
             np.ones(16 * MiB // 8).sum()
 
     return step
 
 
-for _change in ("slow", "leak", "peak"):
+for _change in ("slow", "leak", "peak", "kept"):
     scenarios.register(
         scenarios.Scenario(
             f"planted.{_change}", f"planted {_change}", lambda c=_change: prepare(c)
         )
     )
 
-GRID = [["slow", "leak", "peak"]]
+GRID = [["slow", "leak", "peak", "kept"]]
 
 
 class Planted(common.StepBenchmark):
