@@ -133,6 +133,17 @@ def test_a_peakmem_point_read_apart_is_measured_again_through_the_suite_alone():
     assert len(measured.after.values(PEAKMEM)) == 5
 
 
+def test_only_a_probe_grids_points_are_probed_again():
+    """TensorFlow's footprint is measured in a process of its own, not on a probe grid:
+    asv measures it again, as it does peakmem_ (the first whole-suite gate with the
+    footprint family stopped at its points: no grid to read them again on)."""
+    assert session.probed(PEAK)
+    assert session.probed(("m.CCosts.track_retained_per_iteration", ("'x'",)))
+    assert not session.probed(PEAKMEM)
+    assert not session.probed(("footprint.Footprint.track_footprint_rss", ("'CPU'",)))
+    assert not session.probed(("footprint.Footprint.track_footprint_heap", ("'CPU'",)))
+
+
 def _slower(point: Point, factor: float, confirm: float | None = None) -> Model:
     """Side B runs `point` `factor` slower in the rounds, `confirm` slower after them."""
 

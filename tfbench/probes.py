@@ -46,6 +46,7 @@ class Metric:
     unit: str  # asv's unit of the track_ benchmark
     label: str  # in the gate's evidence
     floor: Floor | None
+    grid: bool = True  # read by a probe grid; False: its own process, asv measures it again
 
 
 def _constant(size: float) -> Floor:
@@ -71,10 +72,10 @@ FIGURES = {
     "track_graph_ops_per_call": Metric("graph_ops_per_call", "operations/call", "count", _exact),
     # tfbench.scenarios.footprint: a fresh process, TensorFlow imported and started
     "track_footprint_rss": Metric(
-        "rss_bytes", "bytes", "footprint RSS", _constant(floors.FOOTPRINT_RSS_FLOOR)
+        "rss_bytes", "bytes", "footprint RSS", _constant(floors.FOOTPRINT_RSS_FLOOR), grid=False
     ),
     "track_footprint_heap": Metric(
-        "heap_bytes", "bytes", "footprint heap", _constant(floors.FOOTPRINT_HEAP_FLOOR)
+        "heap_bytes", "bytes", "footprint heap", _constant(floors.FOOTPRINT_HEAP_FLOOR), grid=False
     ),
 }
 

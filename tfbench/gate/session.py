@@ -81,8 +81,11 @@ def exactly(points: list[Point]) -> str:
 
 
 def probed(point: Point) -> bool:
-    """Whether the benchmark of `point` reports a figure of the probe (tfbench.probes)."""
-    return point[0].rpartition(".")[2] in probes.FIGURES
+    """Whether the benchmark of `point` reports a figure of a probe grid (tfbench.probes),
+    which tfbench.gate.confirm reads again; the others (peakmem_, TensorFlow's footprint)
+    asv measures again."""
+    metric = probes.FIGURES.get(point[0].rpartition(".")[2])
+    return metric is not None and metric.grid
 
 
 @dataclass

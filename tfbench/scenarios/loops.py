@@ -116,21 +116,17 @@ def _params(gradients: tuple, devices: tuple) -> dict[str, tuple]:
     }
 
 
-for _variant, _text in TF_VARIANTS.items():
-    register(
-        Scenario(
-            id=f"loop.{_variant}",
-            description=f"matrix power by {_text}",
-            prepare=lambda _v=_variant, **p: _tf_step(_v, **p),
-            params=_params(GRADIENTS, ("CPU", "GPU")),
+# TensorFlow's variants on either device and under any gradient; NumPy's on CPU, no tape
+for _variants, _step, _axes in (
+    (TF_VARIANTS, _tf_step, (GRADIENTS, ("CPU", "GPU"))),
+    (NUMPY_VARIANTS, _numpy_step, (("none",), ("CPU",))),
+):
+    for _variant, _text in _variants.items():
+        register(
+            Scenario(
+                id=f"loop.{_variant}",
+                description=f"matrix power by {_text}",
+                prepare=lambda _v=_variant, _s=_step, **p: _s(_v, **p),
+                params=_params(*_axes),
+            )
         )
-    )
-for _variant, _text in NUMPY_VARIANTS.items():
-    register(
-        Scenario(
-            id=f"loop.{_variant}",
-            description=f"matrix power by {_text}",
-            prepare=lambda _v=_variant, **p: _numpy_step(_v, **p),
-            params=_params(("none",), ("CPU",)),
-        )
-    )
