@@ -17,9 +17,16 @@ class FormatError(ValueError):
     """A kept file of a format this tfbench does not read."""
 
 
-def check(data: Any, expected: int, what: str) -> None:
-    """Raise FormatError unless `data` is a JSON object of format `expected`; a file kept
-    before formats were numbered (no key) is format 1."""
+def problem(data: Any, expected: int, what: str) -> str | None:
+    """Why `data` is not a JSON object of format `expected`, or None; a file kept before
+    formats were numbered (no key) is format 1."""
     found = data.get(KEY, 1) if isinstance(data, dict) else None
     if found != expected:
-        raise FormatError(f"{what}: format {found!r}; this tfbench reads format {expected}")
+        return f"{what}: format {found!r}; this tfbench reads format {expected}"
+    return None
+
+
+def check(data: Any, expected: int, what: str) -> None:
+    """Raise FormatError unless `data` is a JSON object of format `expected`."""
+    if wrong := problem(data, expected, what):
+        raise FormatError(wrong)

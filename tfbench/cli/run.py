@@ -75,6 +75,5 @@ def run(args: argparse.Namespace) -> int:
     machine = args.machine or Machine.get_unique_machine_name()
     asvruns.ensure_machine(machine)
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
-    asv = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
-    command = [*asv, f"--python={args.python}"]
-    return subprocess.run([*command, revisions], env=env).returncode
+    command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
+    return subprocess.run([*command, f"--python={args.python}", revisions], env=env).returncode

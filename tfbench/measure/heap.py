@@ -58,7 +58,6 @@ class PeakCounter:
 
     def __init__(self) -> None:
         self.counter = _COUNTER
-        self.available = self.counter is not None
         if self.counter is not None:
             self.counter.tfbench_heap_in_use.restype = ctypes.c_int64
             self.counter.tfbench_heap_peak.restype = ctypes.c_int64

@@ -42,15 +42,6 @@ def _json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _format(data: object, expected: int, what: str) -> str | None:
-    """Why `data` is not a kept file of format `expected`, or None."""
-    try:
-        formats.check(data, expected, what)
-    except formats.FormatError as e:
-        return str(e)
-    return None
-
-
 def _probes_file(path: Path) -> str | None:
     """Why a probes file cannot be merged, or None."""
     data = _json(path)
@@ -61,7 +52,7 @@ def _probes_file(path: Path) -> str | None:
     )
     if not shaped:
         return "not a probes file: {Costs class: {grid point: [repeats]}}"
-    return _format(data, formats.PROBES, "probes file")
+    return formats.problem(data, formats.PROBES, "probes file")
 
 
 def _packages_file(path: Path) -> str | None:
@@ -72,11 +63,11 @@ def _gate_file(path: Path) -> str | None:
     data = _json(path)
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         return "not a kept gate run: {rounds, rows}"
-    return _format(data, formats.GATE_RUN, "kept gate run")
+    return formats.problem(data, formats.GATE_RUN, "kept gate run")
 
 
 def _bisection_file(path: Path) -> str | None:
-    return _format(_json(path), formats.BISECTION, "bisect.json")
+    return formats.problem(_json(path), formats.BISECTION, "bisect.json")
 
 
 def _regular_file(path: Path) -> str | None:
