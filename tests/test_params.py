@@ -43,6 +43,9 @@ def test_a_benchmark_point_the_scenario_lacks_is_a_skip():
 def test_units():
     assert format_bytes(None) == "n/a" and format_bytes(812) == "812 B"
     assert format_bytes(1536) == "1.5 KiB" and format_bytes(1 << 20, ".2f") == "1.00 MiB"
+    # a figure that rounds to 1000 of a unit is told in the next (the report read 1.02e+03 KiB)
+    assert format_bytes(1020 * 1024) == "0.996 MiB" and format_bytes(999 * 1024) == "999 KiB"
+    assert format_seconds(0.0009997) == "1 ms" and format_seconds(0) == "0 ns"
     assert format_seconds(0.0025) == "2.5 ms" and format_seconds(3e-8) == "30 ns"
     assert format_value(2048, "bytes/iteration") == "2 KiB/it"
     assert format_value(7, "operations") == "7"

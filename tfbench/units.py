@@ -7,24 +7,33 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 
+def _scaled(n: float, units: tuple[tuple[str, float], ...], spec: str) -> str:
+    """n in the largest of `units` it reaches (the last at least); a figure that rounds to
+    1000 of a unit (1023 KiB at 3 digits: 1.02e+03) in the unit above."""
+    for i, (name, size) in enumerate(units):
+        if abs(n) >= size or i == len(units) - 1:
+            text = f"{n / size:{spec}}"
+            if "e" in text and i:
+                name, size = units[i - 1]
+                text = f"{n / size:{spec}}"
+            return f"{text} {name}"
+    raise ValueError("no units")
+
+
 def format_bytes(n: float | None, spec: str = ".3g") -> str:
     """1.5 MiB, 812 B (the number formatted by `spec`); n/a for None."""
     if n is None:
         return "n/a"
-    for name, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if abs(n) >= size:
-            return f"{n / size:{spec}} {name}"
-    return f"{n:.0f} B"
+    if abs(n) < KiB:
+        return f"{n:.0f} B"
+    return _scaled(n, (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)), spec)
 
 
 def format_seconds(s: float | None) -> str:
     """2.5 ms, 1.2 s; n/a for None."""
     if s is None:
         return "n/a"
-    for name, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(s) >= scale:
-            return f"{s / scale:.3g} {name}"
-    return f"{s * 1e9:.3g} ns"
+    return _scaled(s, (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)), ".3g")
 
 
 def format_value(value: float | None, unit: str) -> str:
