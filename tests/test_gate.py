@@ -19,7 +19,6 @@ from tfbench.gate.readings import Side
 from tfbench.publish import changes
 from tfbench.units import KiB, MiB
 
-ROOT = Path(__file__).resolve().parents[1]
 BENCH = {
     name: {"param_names": ["variant"], "params": [["'x'"]], "unit": unit}
     for name, unit in [

@@ -10,14 +10,13 @@ GiB = 1 << 30
 def _scaled(n: float, units: tuple[tuple[str, float], ...], spec: str) -> str:
     """n in the largest of `units` it reaches (the last at least); a figure that rounds to
     1000 of a unit (1023 KiB at 3 digits: 1.02e+03) in the unit above."""
-    for i, (name, size) in enumerate(units):
-        if abs(n) >= size or i == len(units) - 1:
-            text = f"{n / size:{spec}}"
-            if "e" in text and i:
-                name, size = units[i - 1]
-                text = f"{n / size:{spec}}"
-            return f"{text} {name}"
-    raise ValueError("no units")
+    i = next((i for i, (_, size) in enumerate(units) if abs(n) >= size), len(units) - 1)
+    name, size = units[i]
+    text = f"{n / size:{spec}}"
+    if "e" in text and i:
+        name, size = units[i - 1]
+        text = f"{n / size:{spec}}"
+    return f"{text} {name}"
 
 
 def format_bytes(n: float | None, spec: str = ".3g") -> str:
