@@ -23,7 +23,7 @@ from tfbench.cli import (
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 
-__all__ = ["EXIT_BAD_INPUT", "build_parser", "main"]
+__all__ = ["EXIT_BAD_INPUT", "parse", "main"]
 COMMANDS = (
     run,
     catalog,
@@ -40,7 +40,8 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser, and each command's own."""
     parser = argparse.ArgumentParser(
         prog="tfbench",
         description="list scenarios, measure one (or a user's function), manage releases",
@@ -48,11 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add(sub)
-    return parser
+    return parser, sub.choices
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command's arguments, its positionals taken wherever they stand (a range after the
+    options, as `tfbench upstream footprint --metric footprint-heap 2.21.0 2.22.0rc0`)."""
+    parser, commands = _parsers()
+    if not argv or argv[0] not in commands:
+        return parser.parse_args(argv)  # help, or the error naming the commands
+    return commands[argv[0]].parse_intermixed_args(argv[1:], argparse.Namespace(command=argv[0]))
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(sys.argv[1:] if argv is None else argv)
     try:
         return args.run(args)
     except BadInput as e:
