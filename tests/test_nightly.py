@@ -8,7 +8,7 @@ import pytest
 
 from tfbench.nightly import policy
 from tfbench.nightly.policy import Broken, Build
-from tfbench.units import KiB
+from tfbench.units import KiB, MiB
 
 BUILDS = [Build(f"2.22.0.dev202602{d:02d}", f"2026-02-{d:02d}T08:00:00Z") for d in range(1, 29)]
 
@@ -28,6 +28,7 @@ def backend(value, noise=0.0, broken=(), seed=0):
             "status": "ok",
             "iterations": 100,
             "retained_bytes_per_iteration": kept,
+            "heap_bytes": kept,
             "retained_interval": [kept * 0.99, kept * 1.01],
         }
 
@@ -41,6 +42,27 @@ def test_a_step_names_the_last_good_and_first_bad_build_in_few_reads():
     assert (found.last_good, found.first_bad) == (BUILDS[16], BUILDS[17])
     assert len(set(reads)) <= 2 + 5  # the ends and log2(26) builds between
     assert len(reads) <= 2 * len(set(reads)) + 8
+
+
+def test_a_step_is_found_beside_smaller_moves_elsewhere():
+    """As TensorFlow's footprint read over the 2.22 nightlies: +16 MiB in one build, then
+    moves of 1-4 MiB; the build between the ends reads apart from both."""
+    steps = {3: 16 * MiB, 15: -1 * MiB, 22: 4 * MiB}
+
+    def value(i):
+        return 180 * MiB + sum(d for at, d in steps.items() if i >= at)
+
+    measure, reads = backend(value)
+    found = policy.bisect(BUILDS, "footprint-heap", measure, say=lambda s: None)
+    assert found.kind == "step"
+    assert (found.last_good, found.first_bad) == (BUILDS[2], BUILDS[3])
+    assert len(set(reads)) <= 2 + 6
+
+
+def test_two_equal_steps_name_neither():
+    measure, _ = backend(lambda i: 20 * KiB + 10 * KiB * ((i >= 7) + (i >= 20)))
+    found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
+    assert found.kind == "drift" and found.first_bad is None
 
 
 def test_a_drift_names_no_build_and_draws_the_curve():
@@ -115,6 +137,7 @@ def kept_bisection() -> dict:
             "status": "ok",
             "iterations": 100,
             "retained_bytes_per_iteration": kept,
+            "heap_bytes": kept,
             "retained_interval": [kept - 100, kept + 100],
         }
 
@@ -192,3 +215,26 @@ def test_repro_is_standalone_python_importing_only_tensorflow_psutil_and_the_std
                 imported.add(node.module.split(".")[0])
         allowed = set(sys.stdlib_module_names) | {"tensorflow", "psutil", "numpy"}
         assert imported <= allowed, imported - allowed
+
+
+RANGE = ["2.21.0", "2.22.0rc0"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["upstream", "footprint", "--metric", "footprint-heap", *RANGE],
+        ["bisect", "footprint", "--nightlies", "--metric", "footprint-heap", *RANGE],
+        ["upstream", "footprint", *RANGE, "--metric", "footprint-heap"],
+    ],
+)
+def test_the_range_may_follow_the_options(argv):
+    """argparse alone refuses a range after the options (nargs="*" matched empty)."""
+    from tfbench.cli import parse
+
+    args = parse(argv)
+    assert (args.target, args.metric, args.range) == (
+        "footprint",
+        "footprint-heap",
+        RANGE,
+    )

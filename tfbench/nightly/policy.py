@@ -7,9 +7,10 @@ rule, tfbench.floors), *alike* when their medians sit within it; anything else n
 readings. A build that cannot be installed or imported is skipped, and said so.
 
 What the bisection can conclude (`Found.kind`):
-- step: one pair of adjacent builds holds the change (most of it: STEP_SHARE of the span
-  between the ends);
-- drift: the change is spread over many builds: no single build is named, the curve is;
+- step: one pair of adjacent builds holds most of the change between the ends (more than
+  STEP_SHARE; smaller moves elsewhere are read, not named);
+- drift: the change is spread over builds (no span of builds holds more than STEP_SHARE):
+  no single build is named, the curve is;
 - none: the ends read alike: no nightly in the range shows the change (it is on the
   release branch, or in a dependency);
 - unknown: a build could not be decided, or every build between the ends was broken.
@@ -27,7 +28,7 @@ from tfbench.units import format_bytes
 
 MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
 MAX_READINGS = 6
-STEP_SHARE = 0.5  # a step holds at least half the change between the ends
+STEP_SHARE = 0.5  # a step holds more than half the change between the ends
 CURVE_POINTS = 5  # builds read between the ends to draw a drift
 
 
@@ -152,37 +153,51 @@ class _Reader:
 def bisect(
     builds: list[Build], metric: str, measure: Measure, say: Callable[[str], None] = print
 ) -> Found:
-    """Bisect the builds (oldest first) for the change between the first and the last."""
+    """Bisect the builds (oldest first) for the change between the first and the last.
+
+    The span holding the largest change is split first, so that a step is found beside
+    smaller moves elsewhere (a build between the ends may read apart from both); when no
+    span left holds more than STEP_SHARE of the change, it is a drift."""
     found = Found(metric, "unknown", list(builds))
     reader = _Reader(found, measure, say)
     ends = _working_ends(builds, reader)
     if ends is None:
         return found
-    lo, hi = ends
-    verdict = _ends(found, reader, builds[lo], builds[hi])
+    verdict = _ends(found, reader, builds[ends[0]], builds[ends[1]])
     if verdict != "apart":
         found.kind = "none" if verdict == "alike" else "unknown"
         return found
+    total = _change(found, builds, ends)
+    spans = [ends]  # spans of builds whose ends read apart
     while True:
-        mid = _next(builds, lo, hi, found.broken)
-        if mid is None:
-            break
-        side = reader.decide(builds[mid], builds[ends[0]], builds[ends[1]])
-        if side == "between":  # apart from both ends: the change is spread over builds
+        span = max(spans, key=lambda s: abs(_change(found, builds, s)))
+        if total == 0 or _change(found, builds, span) / total <= STEP_SHARE:
             found.kind = "drift"
             _curve(builds, ends, reader)
             return found
+        lo, hi = span
+        mid = _next(builds, lo, hi, found.broken)
+        if mid is None:  # adjacent working builds: the step
+            found.kind, found.last_good, found.first_bad = "step", builds[lo], builds[hi]
+            return found
+        side = reader.decide(builds[mid], builds[lo], builds[hi])
+        if side is None:  # broken: the next split passes it by
+            continue
         if side == "undecided":
             found.undecided = builds[mid].version
             found.last_good, found.first_bad = builds[lo], builds[hi]
             return found
-        if side == "good":
-            lo = mid
-        elif side == "bad":
-            hi = mid
-    found.last_good, found.first_bad = builds[lo], builds[hi]
-    found.kind = _step_or_drift(found, builds[ends[0]], builds[ends[1]])
-    return found
+        spans.remove(span)
+        if side in ("bad", "between"):
+            spans.append((lo, mid))
+        if side in ("good", "between"):
+            spans.append((mid, hi))
+
+
+def _change(found: Found, builds: list[Build], span: tuple[int, int]) -> float:
+    """The change of the figure's medians over a span of builds."""
+    a, b = (found.value(builds[i].version) for i in span)
+    return float(b or 0.0) - float(a or 0.0)
 
 
 def _working_ends(builds: list[Build], reader: _Reader) -> tuple[int, int] | None:
@@ -218,13 +233,3 @@ def _curve(builds: list[Build], ends: tuple[int, int], reader: _Reader) -> None:
     lo, hi = ends
     for k in range(1, CURVE_POINTS + 1):
         reader.read(builds[lo + round(k * (hi - lo) / (CURVE_POINTS + 1))], MIN_READINGS)
-
-
-def _step_or_drift(found: Found, first: Build, last: Build) -> str:
-    """step when the adjacent pair found holds STEP_SHARE of the change between the ends."""
-    assert found.first_bad and found.last_good  # the bisection named them
-    ends = [found.value(b.version) for b in (first, last, found.last_good, found.first_bad)]
-    if None in ends:
-        return "unknown"
-    a, b, good, bad = (float(v or 0.0) for v in ends)
-    return "step" if b != a and (bad - good) / (b - a) >= STEP_SHARE else "drift"
