@@ -165,6 +165,10 @@ def kept_bisection() -> dict:
         "old": "2.21.0",
         "new": "2.22.0rc0",
         "dependencies": ["keras 3.12.0 -> 3.13.0"],
+        "packages": {
+            BUILDS[1].version: ["keras-nightly==3.13.0.dev1", "numpy==2.1.3", "tf-nightly==a"],
+            BUILDS[3].version: ["keras-nightly==3.13.0.dev3", "numpy==2.1.3", "tf-nightly==b"],
+        },
         "releases": {"2.21.0": [reading(20400.0)] * 3, "2.22.0rc0": [reading(46000.0)] * 3},
         "limits": {"iterations": 100, "warmup": 10, "budget_bytes": None, "timeout_s": 600},
     }
@@ -188,6 +192,9 @@ def test_the_upstream_report_follows_tensorflows_template(tmp_path):
     assert "compare/abc0001...abc0003" in issue and "skipped: cannot be installed" in issue
     assert "`v1.12.1-3-gabc0003`" in issue  # each build's GIT_VERSION
     assert written["repro"].read_text() in issue
+    assert "environments (each resolved as PyPI stood at its upload): keras-nightly " in issue
+    assert "3.13.0.dev1 -> 3.13.0.dev3." in issue  # the one change: tf-nightly's own left out
+    assert "\nnumpy==2.1.3\n" in issue  # the first bad build's packages in full
 
 
 def test_repro_is_standalone_python_importing_only_tensorflow_psutil_and_the_stdlib(tmp_path):
@@ -238,3 +245,20 @@ def test_the_range_may_follow_the_options(argv):
         "footprint-heap",
         RANGE,
     )
+
+
+def test_a_builds_packages_are_read_from_its_environment_or_none_when_gone(tmp_path):
+    import os
+    import sys
+
+    from tfbench.nightly import builds
+
+    build = BUILDS[0]
+    assert builds.packages(build, tmp_path) is None
+    where = builds.path(build, tmp_path)
+    (where / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, where / "bin" / "python")
+    (where / builds.MARK).write_text("{}")
+    listed = builds.packages(build, tmp_path)
+    assert listed and listed == sorted(listed, key=str.lower)
+    assert all(p.count("==") == 1 for p in listed)

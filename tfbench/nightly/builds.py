@@ -133,6 +133,27 @@ def prune(root: Path, budget: int, keep: str | None = None) -> list[str]:
     return gone
 
 
+def packages(build: Build, root: Path) -> list[str] | None:
+    """The distributions in the build's environment (name==version, sorted); None when the
+    environment is gone (pruned) or cannot say."""
+    python = path(build, root) / "bin" / "python"
+    if not (path(build, root) / MARK).is_file():
+        return None
+    listed = subprocess.run(
+        [str(python), "-c", LIST_PACKAGES],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    return sorted(listed.stdout.split(), key=str.lower) if listed.returncode == 0 else None
+
+
+LIST_PACKAGES = (
+    "from importlib.metadata import distributions as d\n"
+    "print(*{f\"{x.metadata['Name']}=={x.version}\" for x in d()})"
+)
+
+
 def _git_version(python: Path) -> str:
     """The build's GIT_VERSION, read by importing it; Broken when it does not import."""
     run = subprocess.run(

@@ -60,28 +60,42 @@ def bisect_between(
     measure, commits = reader(target, limits, root, say)
     found = policy.bisect(found_builds, metric, measure, say)
     data = kept(found, target, commits, time.monotonic() - began)
-    data.update(old=old, new=new, dependencies=lock_changes(old, new))
+    named = [b for b in (found.last_good, found.first_bad) if b]
+    read = [b for b in found.builds if b.version in found.readings]
+    pair = named or read[:1] + read[-1:]
+    data.update(
+        old=old,
+        new=new,
+        dependencies=lock_changes(old, new),
+        packages={b.version: builds.packages(b, root or envs.default_root()) for b in pair},
+    )
     return data
 
 
 def lock_changes(old: str, new: str) -> list[str]:
     """name old -> new, for each distribution whose pin differs between the releases' CPU
     locks (TensorFlow itself left out)."""
-    pins = []
-    for version in (old, new):
-        text = releases.read_lock(version).files[lock_file_name("cpu")].decode()
-        pins.append(
-            dict(
-                line.split("==", 1)
-                for line in text.splitlines()
-                if "==" in line and not line.startswith("#")
-            )
-        )
-    names = sorted(set(pins[0]) | set(pins[1]), key=str.lower)
+    pins = [
+        [
+            line
+            for line in releases.read_lock(v).files[lock_file_name("cpu")].decode().splitlines()
+            if "==" in line and not line.startswith("#")
+        ]
+        for v in (old, new)
+    ]
+    return pin_changes(*pins)
+
+
+def pin_changes(old: list[str], new: list[str]) -> list[str]:
+    """name old -> new, for each distribution whose name==version differs between the two
+    lists (TensorFlow and tf-nightly left out)."""
+    a, b = (dict(line.split("==", 1) for line in pins) for pins in (old, new))
+    names = sorted(set(a) | set(b), key=str.lower)
     return [
-        f"{n} {pins[0].get(n, 'none')} -> {pins[1].get(n, 'none')}"
+        f"{n} {a.get(n, 'none')} -> {b.get(n, 'none')}"
         for n in names
-        if pins[0].get(n) != pins[1].get(n) and not n.startswith("tensorflow")
+        if a.get(n) != b.get(n)
+        and not n.lower().startswith(("tensorflow", "tf-nightly", "tf_nightly"))
     ]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from tfbench import targets
 from tfbench.nightly import policy, repro
+from tfbench.nightly.run import pin_changes
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
 UNITS = {"time": "s", "leak": "verdict"}
@@ -93,9 +94,30 @@ def issue(data: dict[str, Any], environment: dict[str, str], code: str) -> str:
         "",
         f"Nightly window: {window}. {_conclusion(data)}",
         "",
-        "Packages (the first bad build's environment): " + environment.get("packages", "n/a"),
+        *_packages(data),
     ]
     return "\n\n".join(body[:3]) + "\n\n" + "\n\n".join(body[3:]) + "\n"
+
+
+def _packages(data: dict[str, Any]) -> list[str]:
+    """What the two builds' environments held: what differs, and the later one in full."""
+    known = {v: p for v, p in (data.get("packages") or {}).items() if p}
+    if not known:
+        return ["Packages: not recorded (the builds' environments were gone)."]
+    versions = list(known)
+    text = []
+    if len(versions) == 2:
+        changes = "; ".join(pin_changes(*known.values())) or "none"
+        text.append(
+            f"Packages that differ between the tf-nightly {versions[0]} and {versions[1]} "
+            f"environments (each resolved as PyPI stood at its upload): {changes}."
+        )
+    listed = "\n".join(known[versions[-1]])
+    text.append(
+        f"<details><summary>Packages of the tf-nightly {versions[-1]} environment</summary>"
+        f"\n\n```\n{listed}\n```\n\n</details>"
+    )
+    return text
 
 
 def _window(data: dict[str, Any]) -> str:
