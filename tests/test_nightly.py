@@ -3,6 +3,8 @@ builds, an undecidable build (tfbench.nightly.policy)."""
 
 import itertools
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -170,6 +172,7 @@ def kept_bisection() -> dict:
             BUILDS[3].version: ["keras-nightly==3.13.0.dev3", "numpy==2.1.3", "tf-nightly==b"],
         },
         "releases": {"2.21.0": [reading(20400.0)] * 3, "2.22.0rc0": [reading(46000.0)] * 3},
+        "repro": {BUILDS[3].version: "retained per call (heap in use): 45.00 KiB"},
         "limits": {"iterations": 100, "warmup": 10, "budget_bytes": None, "timeout_s": 600},
     }
 
@@ -195,11 +198,20 @@ def test_the_upstream_report_follows_tensorflows_template(tmp_path):
     assert "environments (each resolved as PyPI stood at its upload): keras-nightly " in issue
     assert "3.13.0.dev1 -> 3.13.0.dev3." in issue  # the one change: tf-nightly's own left out
     assert "\nnumpy==2.1.3\n" in issue  # the first bad build's packages in full
+    assert issue.splitlines()[2] == (
+        "# Bytes the heap keeps per call: glibc's heap in use, its slope over the calls after "
+        "warm-up (`loop.python_matmul(size=256)`): 19.92 KiB/call on 2.21.0, 44.92 KiB/call on "
+        "2.22.0rc0"
+    )
+    assert "|---|---|---|\n| tensorflow-cpu 2.21.0 (release) |" in issue  # one table
+    assert (
+        f"`python repro.py` with tf-nightly {BUILDS[3].version}:\n\n```\n"
+        "retained per call (heap in use): 45.00 KiB\n```"
+    ) in issue
 
 
 def test_repro_is_standalone_python_importing_only_tensorflow_psutil_and_the_stdlib(tmp_path):
     import ast
-    import sys
 
     from tfbench.nightly import repro
     from tfbench.targets import FunctionTarget, ScenarioTarget
@@ -247,18 +259,66 @@ def test_the_range_may_follow_the_options(argv):
     )
 
 
-def test_a_builds_packages_are_read_from_its_environment_or_none_when_gone(tmp_path):
-    import os
-    import sys
+def fake_environment(build, root):
+    """A build's environment as builds.ensure leaves it, whose Python is this one."""
+    from tfbench.nightly import builds
 
+    where = builds.path(build, root)
+    (where / "bin").mkdir(parents=True)
+    python = where / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    (where / builds.MARK).write_text("{}")
+
+
+def test_a_builds_packages_are_read_from_its_environment_or_none_when_gone(tmp_path):
     from tfbench.nightly import builds
 
     build = BUILDS[0]
     assert builds.packages(build, tmp_path) is None
-    where = builds.path(build, tmp_path)
-    (where / "bin").mkdir(parents=True)
-    os.symlink(sys.executable, where / "bin" / "python")
-    (where / builds.MARK).write_text("{}")
+    fake_environment(build, tmp_path)
     listed = builds.packages(build, tmp_path)
     assert listed and listed == sorted(listed, key=str.lower)
     assert all(p.count("==") == 1 for p in listed)
+
+
+def test_repro_runs_bounded_and_says_why_it_stopped():
+    from tfbench.nightly import repro
+    from tfbench.targets import Limits
+
+    python = Path(sys.executable)
+    assert repro.run("print('figure 1')\nprint('figure 2')", python, Limits()) == (
+        "figure 1\nfigure 2"
+    )
+    hog = "import time\nprint('start', flush=True)\nx = bytearray(400 << 20)\ntime.sleep(30)"
+    said = repro.run(hog, python, Limits(budget_bytes=200 * MiB))
+    assert said == "start\n(stopped: RSS passed the budget of 200 MiB)"
+    said = repro.run("import time\ntime.sleep(30)", python, Limits(timeout_s=1))
+    assert said == "(stopped after 1 s)"
+    failed = "import sys\nprint('log', file=sys.stderr)\nraise SystemExit(3)"
+    assert repro.run(failed, python, Limits()) == "log\n(exit 3)"
+    assert repro.run("import sys\nprint('log', file=sys.stderr)", python, Limits()) == ""
+
+
+@pytest.mark.slow  # TensorFlow imported twice
+def test_the_footprints_repro_prints_rss_and_the_heap_in_a_builds_environment(tmp_path):
+    from tfbench.nightly import run
+    from tfbench.targets import Limits
+
+    data = kept_bisection()
+    data["target"] = {"scenario": "footprint", "params": {"device": "CPU"}}
+    data["packages"] = {BUILDS[1].version: ["a==1"], BUILDS[3].version: ["a==2"]}
+    fake_environment(BUILDS[3], tmp_path)  # the first build's environment is gone
+    printed = run.reproduce(data, Limits(), tmp_path, say=lambda s: None)
+    assert list(printed) == [BUILDS[3].version]
+    lines = printed[BUILDS[3].version].splitlines()
+    assert len(lines) == 2 and all("RSS" in line and "heap in use" in line for line in lines)
+    assert lines[0].endswith("(PYTHONMALLOC=default)")
+    assert lines[1].endswith("(PYTHONMALLOC=malloc)")
+
+
+def test_a_command_of_commands_parses_as_before():
+    from tfbench.cli import parse
+
+    args = parse(["releases", "check", "--json"])
+    assert (args.command, args.action, args.json) == ("releases", "check", True)

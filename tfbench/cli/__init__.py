@@ -58,7 +58,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser, commands = _parsers()
     if not argv or argv[0] not in commands:
         return parser.parse_args(argv)  # help, or the error naming the commands
-    return commands[argv[0]].parse_intermixed_args(argv[1:], argparse.Namespace(command=argv[0]))
+    try:
+        return commands[argv[0]].parse_intermixed_args(
+            argv[1:], argparse.Namespace(command=argv[0])
+        )
+    except TypeError:  # argparse cannot intermix a command of commands (releases check|add)
+        return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:

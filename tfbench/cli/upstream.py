@@ -170,6 +170,7 @@ def report(
         runner = measure.runner(args, target)
         data["releases"] = {v: measure_releases(runner, [v] * READINGS) for v in (old, new)}
         data["limits"] = limits.to_json()
+        data["repro"] = nightly.reproduce(data, limits, args.env_dir, common.progress)
         nightly.write(data, kept)
     written = upstream.write(data, folder, upstream.environment())
     print(output.nightly(data))

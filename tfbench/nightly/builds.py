@@ -41,16 +41,17 @@ def between(old: Build | str, new_version: str, new_uploaded: str) -> list[Build
     """The builds of NEW's version line (2.22.0.devYYYYMMDD for 2.22.0rc0) uploaded before
     NEW (a margin for its branch cut), oldest first: master between the two releases."""
     base = Version(new_version).base_version
-    limit = _time(new_uploaded) + CUT_MARGIN
+    limit = parse_time(new_uploaded) + CUT_MARGIN
     found = [
         Build(v, t)
         for v, t in available(index_files(PROJECT)).items()
-        if Version(v).is_devrelease and Version(v).base_version == base and _time(t) <= limit
+        if Version(v).is_devrelease and Version(v).base_version == base and parse_time(t) <= limit
     ]
     return sorted(found, key=lambda b: Version(b.version))
 
 
-def _time(stamp: str) -> dt.datetime:
+def parse_time(stamp: str) -> dt.datetime:
+    """An upload time as the index gives it (ISO 8601, Z)."""
     return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
@@ -83,7 +84,7 @@ def ensure(build: Build, root: Path, say=print) -> tuple[Path, Build]:
     shutil.rmtree(partial, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     python = partial / "bin" / "python"
-    as_of = (_time(build.uploaded) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_of = (parse_time(build.uploaded) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         envs.run_uv("venv", "--quiet", "--python", sys.executable, str(partial))
         envs.run_uv(

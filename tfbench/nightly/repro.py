@@ -12,10 +12,19 @@ PYTHONMALLOC=malloc).
 from __future__ import annotations
 
 import ast
+import os
+import signal
+import subprocess
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
-from tfbench import scenarios
-from tfbench.targets import FunctionTarget, ScenarioTarget, Target
+from tfbench import scenarios, targets
+from tfbench.measure.meter import group_rss_bytes
+from tfbench.measure.supervisor import default_budget_bytes
+from tfbench.targets import FunctionTarget, Limits, ScenarioTarget, Target
+from tfbench.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,7 +180,7 @@ def main():
         line += f", heap in use {{(info.uordblks + info.hblkhd) / 2**20:.1f}} MiB"
     except (OSError, AttributeError):
         pass
-    print(line + f" (PYTHONMALLOC={{os.environ.get('PYTHONMALLOC', 'default')}})")
+    print(line + f" (PYTHONMALLOC={{os.environ.get('PYTHONMALLOC', 'default')}})", flush=True)
 
 
 if __name__ == "__main__":
@@ -210,3 +219,47 @@ def source(target: Target, iterations: int, warmup: int) -> str:
         make = f"\n\ndef make_step():\n    return {target.function}\n"
     counts = f"\nCALLS, WARMUP = {iterations}, {warmup}\n"
     return "".join([*head, *body, make, counts, MEASURE])
+
+
+def of(data: dict[str, Any]) -> str:
+    """The reproducer of a kept bisection: its target, its readings' iterations."""
+    limits = data.get("limits") or {}
+    return source(
+        targets.from_json(data["target"]),
+        limits.get("iterations") or 200,
+        limits.get("warmup") or 10,
+    )
+
+
+def run(code: str, python: Path, limits: Limits) -> str:
+    """What the reproducer prints, run by `python` (a build's environment), as a reporter
+    runs it; killed with its processes past the memory budget or the timeout, and said so
+    with the end of its log."""
+    budget = limits.budget_bytes or default_budget_bytes()
+    with tempfile.TemporaryDirectory(prefix="tfbench-repro-") as tmp:
+        script, out, err = (Path(tmp) / name for name in ("repro.py", "out", "err"))
+        script.write_text(code)
+        with open(out, "w") as printed, open(err, "w") as logged:
+            process = subprocess.Popen(
+                [str(python), str(script)],
+                stdout=printed,
+                stderr=logged,  # TensorFlow's log: shown only when the run fails
+                env={"PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": "3"},
+                start_new_session=True,  # its own group: its helpers counted, killed with it
+            )
+        deadline, stopped = time.monotonic() + limits.timeout_s, ""
+        while process.poll() is None:
+            if group_rss_bytes({process.pid})[process.pid] > budget:
+                stopped = f"stopped: RSS passed the budget of {format_bytes(budget)}"
+            elif time.monotonic() > deadline:
+                stopped = f"stopped after {limits.timeout_s:.0f} s"
+            if stopped:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                break
+            time.sleep(0.1)
+        lines = out.read_text(errors="replace").strip().splitlines()
+        if stopped or process.returncode:
+            lines += err.read_text(errors="replace").strip().splitlines()[-10:]
+            lines.append(f"({stopped or f'exit {process.returncode}'})")
+    return "\n".join(lines)

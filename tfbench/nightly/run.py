@@ -14,7 +14,7 @@ from tfbench import formats, targets
 from tfbench.history import envs, releases
 from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
-from tfbench.nightly import builds, policy
+from tfbench.nightly import builds, policy, repro
 from tfbench.nightly.policy import Broken, Build, Found
 
 
@@ -121,6 +121,24 @@ def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds:
         and builds.compare_url(commits.get(good.version), commits.get(bad.version)),
         "seconds": seconds,
     }
+
+
+def reproduce(
+    data: dict,
+    limits: targets.Limits,
+    root: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> dict[str, str]:
+    """What repro.py prints in the environments of the two builds the bisection names (or
+    the ends it read: those whose packages are kept), where they still are."""
+    root = root or envs.default_root()
+    code, printed = repro.of(data), {}
+    for version in data.get("packages") or {}:
+        python = builds.path(Build(version, ""), root) / "bin" / "python"
+        if python.exists():
+            say(f"{version}: running repro.py there ...")
+            printed[version] = repro.run(code, python, limits)
+    return printed
 
 
 def write(data: dict, path: Path) -> Path:

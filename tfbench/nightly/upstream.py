@@ -13,6 +13,7 @@ from typing import Any
 
 from tfbench import targets
 from tfbench.nightly import policy, repro
+from tfbench.nightly.builds import parse_time
 from tfbench.nightly.run import pin_changes
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
@@ -37,8 +38,10 @@ def _interval(metric: str, readings: list[dict]) -> str:
     values = [v for r in readings if (v := policy.figure(metric, r)) is not None]
     if not values:
         return "n/a"
-    text = f"{_value(metric, statistics.median(values))} (range {_value(metric, min(values))}"
-    text += f" to {_value(metric, max(values))}, {len(values)} readings)"
+    low, high = (_value(metric, v) for v in (min(values), max(values)))
+    n = len(values)
+    spread = f"{n} readings alike" if low == high else f"range {low} to {high}, {n} readings"
+    text = f"{_value(metric, statistics.median(values))} ({spread})"
     key = {"retained": "retained_interval", "growth": "growth_interval"}.get(metric)
     if key and readings[0].get(key):
         low, high = readings[0][key]
@@ -67,15 +70,13 @@ def figures_table(data: dict[str, Any]) -> list[str]:
 
 def issue(data: dict[str, Any], environment: dict[str, str], code: str) -> str:
     """issue.md: TensorFlow's bug template, filled from the bisection."""
-    target = targets.from_json(data["target"])
     metric, bad = data["metric"], data["first_bad"]
     old, new = data["old"], data["new"]
     nightly = f"Yes, tf-nightly {bad} (first bad build)" if bad else "Yes (see the table)"
     window = _window(data)
     body = [
         f"<!-- filed with {TEMPLATE} -->",
-        f"# {metric} of `{target.name}` changes between TensorFlow {old} and {new}",
-        "",
+        f"# {_title(data)}",
         "### Issue type\n\nPerformance",
         f"### Have you reproduced the bug with TensorFlow Nightly?\n\n{nightly}",
         "### Source\n\nbinary",
@@ -89,14 +90,37 @@ def issue(data: dict[str, Any], environment: dict[str, str], code: str) -> str:
         "### Standalone code to reproduce the issue\n\n"
         f"`repro.py` (TensorFlow, psutil and the standard library only):\n\n```python\n{code}```",
         "### Relevant log output\n\nThe figure per release and per nightly build "
-        f"({_what(metric)}; each reading in a fresh process):\n",
-        *figures_table(data),
-        "",
+        f"({_what(metric)}; each reading in a fresh process). tf-nightly is another build "
+        "than tensorflow-cpu (GPU support included): compare builds with builds, releases "
+        "with releases.",
+        "\n".join(figures_table(data)),
         f"Nightly window: {window}. {_conclusion(data)}",
-        "",
+        *_printed(data),
         *_packages(data),
     ]
-    return "\n\n".join(body[:3]) + "\n\n" + "\n\n".join(body[3:]) + "\n"
+    return "\n\n".join(body) + "\n"
+
+
+def _title(data: dict[str, Any]) -> str:
+    """The change in a line: the figure on each release."""
+    metric, old, new = data["metric"], data["old"], data["new"]
+    values = [policy.median(metric, data.get("releases", {}).get(v, [])) for v in (old, new)]
+    subject = _what(metric)
+    if not metric.startswith("footprint"):
+        target = targets.from_json(data["target"])
+        params = getattr(target, "params", {})
+        named = ", ".join(f"{k}={v}" for k, v in params.items())
+        subject += f" (`{target.name}({named})`)" if named else f" (`{target.name}`)"
+    a, b = (_value(metric, v) for v in values)
+    return f"{subject[0].upper()}{subject[1:]}: {a} on {old}, {b} on {new}"
+
+
+def _printed(data: dict[str, Any]) -> list[str]:
+    """What repro.py printed in the builds' environments."""
+    return [
+        f"`python repro.py` with tf-nightly {version}:\n\n```\n{text}\n```"
+        for version, text in (data.get("repro") or {}).items()
+    ]
 
 
 def _packages(data: dict[str, Any]) -> list[str]:
@@ -182,45 +206,68 @@ def _cpu() -> str:
 
 
 def plot(data: dict[str, Any], path: Path) -> Path | str:
-    """plot.png: the figure over the releases and the nightly builds read; or why not
+    """plot.png: the figure of each nightly build read, over its upload date, the releases'
+    as levels beside (another build), the last good and first bad shaded; or why not
     (matplotlib, the `upstream` extra, is not installed)."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.dates import date2num
     except ImportError:
         return "matplotlib is not installed (pip install 'tfbench[upstream]')"
     metric = data["metric"]
-    scale, unit = (1e3, "ms") if metric == "time" else (1 / 1024, "KiB")
-    unit = "" if metric == "leak" else unit
-    labels, values = [], []
-    for release, readings in data.get("releases", {}).items():
-        labels.append(release)
-        values.append(policy.median(metric, readings))
-    for b in data["builds"]:
-        if b["version"] in data["readings"]:
-            labels.append(b["version"].split(".dev")[-1])
-            values.append(policy.median(metric, data["readings"][b["version"]]))
+    read = [b for b in data["builds"] if b["version"] in data["readings"]]
+    values = [policy.median(metric, data["readings"][b["version"]]) for b in read]
+    releases = {v: policy.median(metric, r) for v, r in data.get("releases", {}).items()}
+    scale, unit = _axis(metric, [v for v in (*values, *releases.values()) if v is not None])
+    uploaded = {b["version"]: date2num(parse_time(b["uploaded"])) for b in data["builds"]}
     figure, axes = plt.subplots(figsize=(10, 4))
-    xs = list(range(len(labels)))
-    # NaN leaves a gap where a build has no reading.
-    axes.plot(xs, [float("nan") if v is None else v * scale for v in values], marker="o")
-    axes.set_xticks(xs, labels, rotation=60, fontsize=7)
+    axes.plot(
+        [uploaded[b["version"]] for b in read],
+        [float("nan") if v is None else v * scale for v in values],
+        marker="o",
+        label="tf-nightly",
+    )
+    for k, (release, value) in enumerate(releases.items()):
+        if value is not None:
+            axes.axhline(
+                value * scale, color=f"C{k + 1}", linestyle="--", label=f"tensorflow-cpu {release}"
+            )
+    if data["last_good"] and data["first_bad"]:
+        axes.axvspan(
+            uploaded[data["last_good"]],
+            uploaded[data["first_bad"]],
+            color="C3",
+            alpha=0.3,
+            label=f"first bad: {data['first_bad']}",
+        )
     axes.set_ylabel(f"{metric} ({unit})" if unit else metric)
-    axes.set_title(f"{targets.from_json(data['target']).name}: {metric}")
+    axes.set_title(f"{targets.from_json(data['target']).name}: {_what(metric)}", fontsize=9)
+    axes.legend(fontsize=8)
+    axes.xaxis_date()
+    figure.autofmt_xdate()
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
     return path
 
 
+def _axis(metric: str, values: list[float]) -> tuple[float, str]:
+    """The scale and unit of the plot's axis: ms, the verdict, or KiB / MiB by magnitude."""
+    if metric == "time":
+        return 1e3, "ms"
+    if metric == "leak":
+        return 1.0, ""
+    big = max(map(abs, values), default=0.0) >= 10 * 2**20
+    return (2**-20, "MiB") if big else (2**-10, "KiB")
+
+
 def write(data: dict[str, Any], folder: Path, env: dict[str, str]) -> dict[str, Path | str]:
     """issue.md, repro.py and plot.png into the folder (bisect.json is kept by its run)."""
     folder.mkdir(parents=True, exist_ok=True)
-    target = targets.from_json(data["target"])
-    limits = data.get("limits") or {}
-    code = repro.source(target, limits.get("iterations") or 200, limits.get("warmup") or 10)
+    code = repro.of(data)
     (folder / "repro.py").write_text(code)
     (folder / "issue.md").write_text(issue(data, env, code))
     return {
