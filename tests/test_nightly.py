@@ -174,13 +174,14 @@ def kept_bisection() -> dict:
         "releases": {"2.21.0": [reading(20400.0)] * 3, "2.22.0rc0": [reading(46000.0)] * 3},
         "repro": {BUILDS[3].version: "retained per call (heap in use): 45.00 KiB"},
         "limits": {"iterations": 100, "warmup": 10, "budget_bytes": None, "timeout_s": 600},
+        "environment": {"os": "Linux 6.1 (x86_64)", "python": "3.11.7", "cpu": "AMD EPYC"},
     }
 
 
 def test_the_upstream_report_follows_tensorflows_template(tmp_path):
     from tfbench.nightly import upstream
 
-    written = upstream.write(kept_bisection(), tmp_path, upstream.environment())
+    written = upstream.write(kept_bisection(), tmp_path)
     issue = written["issue"].read_text()
     for heading in (
         "### Issue type\n\nPerformance",
@@ -322,3 +323,37 @@ def test_a_command_of_commands_parses_as_before():
 
     args = parse(["releases", "check", "--json"])
     assert (args.command, args.action, args.json) == ("releases", "check", True)
+
+
+KEPT = sorted(Path(__file__).parents[1].glob("results/upstream/*/*/bisect.json"))
+
+
+@pytest.mark.parametrize("kept", KEPT, ids=lambda p: p.parent.name)
+def test_a_kept_bisection_replays_to_its_conclusion(kept):
+    """The policy, fed the readings a real bisection took, asks for them in the same order
+    and concludes the same: a change to the policy that changes a kept verdict shows here."""
+    from tfbench.nightly import run
+
+    data = run.read(kept)
+    builds = [Build(b["version"], b["uploaded"]) for b in data["builds"]]
+    queue = {v: list(readings) for v, readings in data["readings"].items()}
+    broken = data["broken"]
+
+    def measure(build):
+        if build.version in broken:
+            raise Broken(broken[build.version])
+        return queue[build.version].pop(0)
+
+    found = policy.bisect(builds, data["metric"], measure, say=lambda s: None)
+    named = [b and b.version for b in (found.last_good, found.first_bad)]
+    assert (found.kind, *named) == (data["kind"], data["last_good"], data["first_bad"])
+    assert not any(queue.values())  # every reading asked for
+
+
+@pytest.mark.parametrize("kept", KEPT, ids=lambda p: p.parent.name)
+def test_a_kept_report_is_what_the_code_renders(kept, tmp_path):
+    from tfbench.nightly import run, upstream
+
+    upstream.write(run.read(kept), tmp_path)
+    for name in ("issue.md", "repro.py"):
+        assert (tmp_path / name).read_text() == (kept.parent / name).read_text(), name

@@ -170,9 +170,10 @@ def report(
         runner = measure.runner(args, target)
         data["releases"] = {v: measure_releases(runner, [v] * READINGS) for v in (old, new)}
         data["limits"] = limits.to_json()
+        data["environment"] = upstream.environment()
         data["repro"] = nightly.reproduce(data, limits, args.env_dir, common.progress)
         nightly.write(data, kept)
-    written = upstream.write(data, folder, upstream.environment())
+    written = upstream.write(data, folder)
     print(output.nightly(data))
     for what, path in written.items():
         print(f"{what}: {path}")

@@ -68,8 +68,10 @@ def figures_table(data: dict[str, Any]) -> list[str]:
     return rows
 
 
-def issue(data: dict[str, Any], environment: dict[str, str], code: str) -> str:
-    """issue.md: TensorFlow's bug template, filled from the bisection."""
+def issue(data: dict[str, Any], code: str) -> str:
+    """issue.md: TensorFlow's bug template, filled from the bisection (the environment its
+    machine had, not the one that renders it)."""
+    environment = data["environment"]
     metric, bad = data["metric"], data["first_bad"]
     old, new = data["old"], data["new"]
     nightly = f"Yes, tf-nightly {bad} (first bad build)" if bad else "Yes (see the table)"
@@ -187,7 +189,7 @@ def _conclusion(data: dict[str, Any]) -> str:
 
 
 def environment() -> dict[str, str]:
-    """OS, Python and CPU of this machine."""
+    """OS, Python and CPU of this machine: kept with a bisection it runs."""
     return {
         "os": f"{platform.system()} {platform.release()} ({platform.machine()})",
         "python": platform.python_version(),
@@ -264,12 +266,12 @@ def _axis(metric: str, values: list[float]) -> tuple[float, str]:
     return (2**-20, "MiB") if big else (2**-10, "KiB")
 
 
-def write(data: dict[str, Any], folder: Path, env: dict[str, str]) -> dict[str, Path | str]:
+def write(data: dict[str, Any], folder: Path) -> dict[str, Path | str]:
     """issue.md, repro.py and plot.png into the folder (bisect.json is kept by its run)."""
     folder.mkdir(parents=True, exist_ok=True)
     code = repro.of(data)
     (folder / "repro.py").write_text(code)
-    (folder / "issue.md").write_text(issue(data, env, code))
+    (folder / "issue.md").write_text(issue(data, code))
     return {
         "issue": folder / "issue.md",
         "repro": folder / "repro.py",
