@@ -71,14 +71,20 @@ def path(build: Build, root: Path) -> Path:
     return root / f"{PREFIX}{build.version}"
 
 
+def made(build: Build, root: Path) -> Path | None:
+    """The Python of the build's environment where it is whole (made, not pruned)."""
+    where = path(build, root)
+    return where / "bin" / "python" if (where / MARK).is_file() else None
+
+
 def ensure(build: Build, root: Path, say=print) -> tuple[Path, Build]:
     """The build's environment's Python, made now if needed, and the build with its
     GIT_VERSION; Broken when it cannot be installed or does not import."""
     where = path(build, root)
-    mark = where / MARK
-    if mark.is_file():
-        known = json.loads(mark.read_text())
-        return where / "bin" / "python", Build(build.version, build.uploaded, known["git_version"])
+    python = made(build, root)
+    if python:
+        known = json.loads((where / MARK).read_text())
+        return python, Build(build.version, build.uploaded, known["git_version"])
     say(f"{build.version}: creating its environment (uv, as PyPI stood at its upload) ...")
     partial = root / f".{where.name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
@@ -137,8 +143,8 @@ def prune(root: Path, budget: int, keep: str | None = None) -> list[str]:
 def packages(build: Build, root: Path) -> list[str] | None:
     """The distributions in the build's environment (name==version, sorted); None when the
     environment is gone (pruned) or cannot say."""
-    python = path(build, root) / "bin" / "python"
-    if not (path(build, root) / MARK).is_file():
+    python = made(build, root)
+    if python is None:
         return None
     listed = subprocess.run(
         [str(python), "-c", LIST_PACKAGES],

@@ -134,8 +134,8 @@ def reproduce(
     root = root or envs.default_root()
     code, printed = repro.of(data), {}
     for version in data.get("packages") or {}:
-        python = builds.path(Build(version, ""), root) / "bin" / "python"
-        if python.exists():
+        python = builds.made(Build(version, ""), root)
+        if python:
             say(f"{version}: running repro.py there ...")
             printed[version] = repro.run(code, python, limits)
     return printed

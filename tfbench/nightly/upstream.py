@@ -15,6 +15,7 @@ from tfbench import targets
 from tfbench.nightly import policy, repro
 from tfbench.nightly.builds import parse_time
 from tfbench.nightly.run import pin_changes
+from tfbench.units import KiB, MiB
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
 UNITS = {"time": "s", "leak": "verdict"}
@@ -262,8 +263,8 @@ def _axis(metric: str, values: list[float]) -> tuple[float, str]:
         return 1e3, "ms"
     if metric == "leak":
         return 1.0, ""
-    big = max(map(abs, values), default=0.0) >= 10 * 2**20
-    return (2**-20, "MiB") if big else (2**-10, "KiB")
+    big = max(map(abs, values), default=0.0) >= 10 * MiB
+    return (1 / MiB, "MiB") if big else (1 / KiB, "KiB")
 
 
 def write(data: dict[str, Any], folder: Path) -> dict[str, Path | str]:
