@@ -6,7 +6,11 @@ asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
 units  <-  floors  <-  probes (its figures' floors), gate, sweep, publish
 history  <-  sweep (release environments)  <-  cli
 sources  <-  versions (benchmark versions)  <-  cli;  formats (kept files' numbers): any
-targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-  cli
+grammar (the forms of kept values), escape (Markdown, shell): below every reader
+scenarios, sweep  <-  keptfiles (every kept file, read and checked)  <-  probes, gate,
+nightly, publish, cli
+targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-
+publish (renders the reports filed upstream), cli
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 """
 
@@ -22,6 +26,8 @@ from tfbench.sources import closure, imports
 ALLOWED = {
     "units": {"units"},
     "formats": {"formats"},
+    "grammar": {"grammar"},
+    "escape": {"escape"},
     "floors": {"formats", "units", "floors"},
     "sources": {"formats", "sources"},
     "versions": {"formats", "units", "sources", "versions"},
@@ -29,8 +35,12 @@ ALLOWED = {
     "scenarios": {"formats", "units", "measure", "scenarios"},
     "targets": {"formats", "units", "measure", "scenarios", "targets"},
     "history": {"formats", "units", "history"},
+    "sweep": {"formats", "units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
+    "keptfiles": {"formats", "grammar", "units", "measure", "scenarios", "sweep", "keptfiles"},
     "probes": {
         "formats",
+        "grammar",
+        "keptfiles",
         "units",
         "floors",
         "measure",
@@ -40,10 +50,12 @@ ALLOWED = {
         "probes",
     },
     "explain": {"formats", "units", "measure", "targets", "history", "explain"},
-    "gate": {"formats", "units", "floors", "history", "measure", "probes", "gate"},
-    "sweep": {"formats", "units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
+    "gate": {"formats", "keptfiles", "units", "floors", "history", "measure", "probes", "gate"},
     "nightly": {
         "formats",
+        "grammar",
+        "escape",
+        "keptfiles",
         "units",
         "floors",
         "measure",
@@ -53,9 +65,25 @@ ALLOWED = {
         "sweep",
         "nightly",
     },
-    "publish": {"formats", "units", "floors", "history", "gate", "probes", "scenarios", "publish"},
+    "publish": {
+        "formats",
+        "grammar",
+        "escape",
+        "keptfiles",
+        "units",
+        "floors",
+        "history",
+        "gate",
+        "probes",
+        "scenarios",
+        "nightly",
+        "publish",
+    },
     "cli": {
         "formats",
+        "grammar",
+        "escape",
+        "keptfiles",
         "units",
         "measure",
         "scenarios",

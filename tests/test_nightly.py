@@ -181,7 +181,9 @@ def kept_bisection() -> dict:
 def test_the_upstream_report_follows_tensorflows_template(tmp_path):
     from tfbench.nightly import upstream
 
-    written = upstream.write(kept_bisection(), tmp_path)
+    from tfbench import keptfiles
+
+    written = upstream.render_again(keptfiles.check_bisection(kept_bisection()), tmp_path)
     issue = written["issue"].read_text()
     for heading in (
         "### Issue type\n\nPerformance",
@@ -197,7 +199,7 @@ def test_the_upstream_report_follows_tensorflows_template(tmp_path):
     assert "`v1.12.1-3-gabc0003`" in issue  # each build's GIT_VERSION
     assert written["repro"].read_text() in issue
     assert "environments (each resolved as PyPI stood at its upload): keras-nightly " in issue
-    assert "3.13.0.dev1 -> 3.13.0.dev3." in issue  # the one change: tf-nightly's own left out
+    assert "3.13.0.dev1 -&gt; 3.13.0.dev3." in issue  # the one change: tf-nightly's own left out
     assert "\nnumpy==2.1.3\n" in issue  # the first bad build's packages in full
     assert issue.splitlines()[2] == (
         "# Bytes the heap keeps per call: glibc's heap in use, its slope over the calls after "
@@ -304,13 +306,14 @@ def test_repro_runs_bounded_and_says_why_it_stopped():
 @pytest.mark.slow  # TensorFlow imported twice
 def test_the_footprints_repro_prints_rss_and_the_heap_in_a_builds_environment(tmp_path):
     from tfbench.nightly import run
-    from tfbench.targets import Limits
+    from tfbench.targets import Limits, ScenarioTarget
 
     data = kept_bisection()
     data["target"] = {"scenario": "footprint", "params": {"device": "CPU"}}
     data["packages"] = {BUILDS[1].version: ["a==1"], BUILDS[3].version: ["a==2"]}
     fake_environment(BUILDS[3], tmp_path)  # the first build's environment is gone
-    printed = run.reproduce(data, Limits(), tmp_path, say=lambda s: None)
+    target = ScenarioTarget("footprint", {"device": "CPU"})
+    printed = run.reproduce(data, target, Limits(), tmp_path, say=lambda s: None)
     assert list(printed) == [BUILDS[3].version]
     lines = printed[BUILDS[3].version].splitlines()
     assert len(lines) == 2 and all("RSS" in line and "heap in use" in line for line in lines)
@@ -354,6 +357,6 @@ def test_a_kept_bisection_replays_to_its_conclusion(kept):
 def test_a_kept_report_is_what_the_code_renders(kept, tmp_path):
     from tfbench.nightly import run, upstream
 
-    upstream.write(run.read(kept), tmp_path)
+    upstream.render_again(run.read(kept), tmp_path)
     for name in ("issue.md", "repro.py"):
         assert (tmp_path / name).read_text() == (kept.parent / name).read_text(), name

@@ -275,30 +275,23 @@ def test_the_newest_release_on_another_python_is_compared_point_by_point():
 def test_the_reports_to_file_upstream_are_listed_and_a_bad_one_named(tmp_path):
     import json
 
+    from test_nightly import kept_bisection
+
     from tfbench.publish import filed
 
     folder = filed.folder(tmp_path, "box")
     good = folder / "loop-python-matmul-retained" / "bisect.json"
     good.parent.mkdir(parents=True)
-    good.write_text(
-        json.dumps(
-            {
-                "format": 1,
-                "target": {"scenario": "loop.python_matmul", "params": {"size": 256}},
-                "metric": "retained",
-                "kind": "step",
-                "last_good": "2.22.0.dev20260301",
-                "first_bad": "2.22.0.dev20260302",
-                "compare_url": "https://github.com/tensorflow/tensorflow/compare/a...b",
-            }
-        )
-    )
+    good.write_text(json.dumps(kept_bisection()))
     (folder / "other" / "bisect.json").parent.mkdir()
     (folder / "other" / "bisect.json").write_text('{"format": 9}')
     d = data()
     d.results_dir = tmp_path
     (item,) = filed.read(d, "box")
-    assert item.target == "loop.python_matmul size=256" and "compare/a...b" in item.line
-    assert any("format 9" in p for p in d.problems)
+    assert (
+        item.target == "loop.python_matmul size=256" and "compare/abc0001...abc0003" in item.line
+    )
+    assert any("format: 9; this tfbench reads format 1" in p for p in d.problems)
     built = report.build(d)
-    assert "compare/a...b" in markdown.render(built) and "issue.md" in html.render(built)
+    assert "compare/abc0001...abc0003" in markdown.render(built)
+    assert "issue.md" in html.render(built)

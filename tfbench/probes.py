@@ -6,8 +6,9 @@ everything else (the gate, the report) reads it back.
 - FIGURES: each `track_` benchmark -> its Metric: the record's figure it reports, asv's
   unit, its name and its floor (the one registry: the gate and the report read it).
 - The probes file: every repeat of every grid point (status, reason, figures), beside
-  asv's results, which keep one number a point: RESULTS/probes/<commit>-<env>-<flavour>.json
-  (named like results/packages/), {Costs class: {key: [kept record, ...]}, "format": 1}.
+  asv's results, which keep one number a point:
+  RESULTS/probes/<machine>/<commit>-<env>-<flavour>.json (named like results/packages/),
+  {Costs class: {key: [kept record, ...]}, "format": 1}.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import floors, formats, scenarios
+from tfbench import floors, formats, grammar, keptfiles, scenarios
 from tfbench.history import asvconf
-from tfbench.history.envsync import record_name
+from tfbench.history.envsync import asv_machine, record_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
@@ -172,14 +173,15 @@ def reading(grid: Grid, values: tuple) -> Record:
     return result
 
 
-def path(results_dir: Path, commit: str, env_name: str, flavour: str) -> Path:
-    return results_dir / "probes" / f"{record_name(commit, env_name, flavour)}.json"
+def path(results_dir: Path, machine: str, commit: str, env_name: str, flavour: str) -> Path:
+    """A probes file: one machine's, of one asv environment and commit."""
+    return results_dir / "probes" / machine / f"{record_name(commit, env_name, flavour)}.json"
 
 
 def keep(costs_class: str, grid: Grid) -> Path | None:
     """Write every repeat of every grid point into the probes file of the asv run under way
-    (asv's ASV_COMMIT, ASV_CONF_DIR, ASV_ENV_NAME; TFBENCH_WHEELS): nothing is written
-    outside an asv run."""
+    (asv's ASV_COMMIT, ASV_CONF_DIR, ASV_ENV_NAME; its machine; TFBENCH_WHEELS): nothing is
+    written outside an asv run, nor for a machine whose name is no folder's."""
     commit, conf_dir = os.environ.get("ASV_COMMIT"), os.environ.get("ASV_CONF_DIR")
     if not commit or not conf_dir:
         return None
@@ -187,14 +189,19 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
         conf = asvconf.read(Path(conf_dir) / "asv.conf.json")
     except (OSError, ValueError):
         return None
+    machine = asv_machine()
+    if not grammar.MACHINE.fullmatch(machine):
+        print(f"tfbench: probes not kept: machine name {machine!r} is no folder's", flush=True)
+        return None
     kept_path = path(
         Path(conf_dir) / conf.get("results_dir", "results"),
+        machine,
         commit,
         os.environ.get("ASV_ENV_NAME", "env"),
         os.environ.get("TFBENCH_WHEELS", "cpu"),
     )
-    try:
-        kept = json.loads(kept_path.read_text())
+    try:  # this run's earlier classes: this machine's own file
+        kept: dict[str, Any] = keptfiles.check_probes(json.loads(kept_path.read_text()))
     except (OSError, ValueError):
         kept = {}
     kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
@@ -205,27 +212,17 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
 
 
 def load_kept(
-    results_dir: Path, commit: str, env_name: str, problems: list[str] | None = None
+    results_dir: Path, machine: str, commit: str, env_name: str, problems: list[str] | None = None
 ) -> Probes:
-    """The probe repeats kept beside one results file. Untrusted input like any result:
-    what is not of that shape is left out; a file of another format is named in
+    """The probe repeats kept beside one results file of `machine`, every field checked
+    (tfbench.keptfiles); a file that is not of its form is left out and named in
     `problems`."""
     kept: Probes = {}
-    for found in results_dir.glob(f"probes/{record_name(commit, env_name, '*')}.json"):
+    pattern = f"{record_name(commit, env_name, '*')}.json"
+    for found in sorted((results_dir / "probes" / machine).glob(pattern)):
         try:
-            loaded = json.loads(found.read_text())
-            formats.check(loaded, formats.PROBES, str(found))
-        except formats.FormatError as e:
+            kept.update(keptfiles.probes(found))
+        except keptfiles.KeptFileError as e:
             if problems is not None:
                 problems.append(str(e))
-            continue
-        except (OSError, ValueError):
-            continue  # without them a reader has asv's one value per point
-        for costs, points in loaded.items() if isinstance(loaded, dict) else ():
-            if isinstance(points, dict):
-                kept[costs] = {
-                    k: [r for r in repeats if isinstance(r, dict)]
-                    for k, repeats in points.items()
-                    if isinstance(repeats, list)
-                }
     return kept

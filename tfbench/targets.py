@@ -144,13 +144,20 @@ def prepare(target: Target, iterations: int | None = None, warmup: int | None = 
 
 
 ROOT = Path(__file__).resolve().parents[1]
+# where this process imported tfbench from: a measuring process, through a link to the
+# project in a temporary directory (run_isolated)
+IMPORTED_FROM = Path(__file__).parents[1]
 SITE_PACKAGES = re.compile(r"[^\s\"']*/lib/python\d+\.\d+/site-packages/")
 
 
 def portable(text: str) -> str:
     """Paths in a message made the same on every machine: installed packages' relative to
-    their site-packages, the project's files relative to the project."""
-    return SITE_PACKAGES.sub("<site-packages>/", text).replace(f"{ROOT}{os.sep}", "")
+    their site-packages, the project's files relative to the project (whichever way it was
+    imported)."""
+    text = SITE_PACKAGES.sub("<site-packages>/", text)
+    for root in dict.fromkeys((IMPORTED_FROM, ROOT)):
+        text = text.replace(f"{root}{os.sep}", "")
+    return text
 
 
 def failure(e: BaseException) -> dict[str, str]:

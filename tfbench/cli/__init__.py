@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 
+from tfbench import escape
 from tfbench.cli import (
     bisect,
     catalog,
@@ -21,9 +23,10 @@ from tfbench.cli import (
     upstream,
     versions,
 )
-from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
+from tfbench.cli.common import EXIT_BAD_INPUT, EXIT_CRASH, BadInput
+from tfbench.keptfiles import KeptFileError
 
-__all__ = ["EXIT_BAD_INPUT", "parse", "main"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_CRASH", "parse", "main"]
 COMMANDS = (
     run,
     catalog,
@@ -67,9 +70,20 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command. Exit 0, or its verdict (1: something worse, no single build); 2 bad
+    input (a kept file not of its form among it: the file and the field named); 130
+    interrupted; EXIT_CRASH a fault of tfbench's own, its traceback printed: a crash is
+    never read as a verdict (a CI step that accepts exit 1 fails on it)."""
     args = parse(sys.argv[1:] if argv is None else argv)
     try:
         return args.run(args)
-    except BadInput as e:
-        print(f"tfbench: error: {e}", file=sys.stderr)
+    except (BadInput, KeptFileError) as e:
+        print(f"tfbench: error: {escape.plain(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("tfbench: interrupted", file=sys.stderr)
+        return 130
+    except Exception:
+        traceback.print_exc()
+        print(f"tfbench: crashed (exit {EXIT_CRASH}): a fault of tfbench's own", file=sys.stderr)
+        return EXIT_CRASH

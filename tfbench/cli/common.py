@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tfbench.targets import Limits, Target
 
 EXIT_BAD_INPUT = 2
+EXIT_CRASH = 70  # sysexits' EX_SOFTWARE: never a command's verdict
 DEFAULT_PYTHON = "3.11"  # tfbench.history.pythons.DEFAULT, without importing the history
 FLAVOURS = ("cpu", "gpu")
 Subcommands = argparse._SubParsersAction  # what each command's add() registers itself on

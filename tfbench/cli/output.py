@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
+from tfbench import escape
 from tfbench.measure.record import RSS_ONLY, Record, measured, rss_only_growth, stopped_in_warmup
 from tfbench.measure.verdict import MIN_READINGS
 from tfbench.units import format_bytes
@@ -233,7 +235,7 @@ def explanations(records: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def nightly(data: dict) -> str:
+def nightly(data: Mapping[str, Any]) -> str:
     """A nightly bisection (tfbench.nightly.run.kept): the commits that changed the figure,
     or why no build is named; every build read, with its figure."""
     from tfbench.nightly import builds, policy
@@ -281,7 +283,7 @@ def nightly(data: dict) -> str:
                 f"  {b['version']:<20} {policy.figure_text(metric, value):>18}  ({len(readings)} "
                 f"readings)  {commits.get(b['version']) or ''}{mark}"
             )
-    skipped = [f"  {v}: skipped, {why}" for v, why in data["broken"].items()]
+    skipped = [f"  {v}: skipped, {escape.plain(why)}" for v, why in data["broken"].items()]
     return "\n".join(
         [*head, "builds read (oldest first):", *rows, *skipped, f"({data['seconds']:.0f} s)"]
     )

@@ -24,6 +24,8 @@ def add(sub: Subcommands) -> None:
 
 
 def merge(args: argparse.Namespace) -> int:
+    from tfbench import keptfiles
+    from tfbench.nightly import upstream
     from tfbench.publish import merge
 
     try:
@@ -32,6 +34,11 @@ def merge(args: argparse.Namespace) -> int:
         raise common.BadInput(str(e)) from None
     for problem in done.skipped:
         common.progress(f"skipped {problem}")
+    for relative in done.added + done.replaced:
+        if relative.name == "bisect.json":  # its write-up from its checked fields
+            kept = args.into / relative
+            if upstream.render_again(keptfiles.bisection(kept), kept.parent) is None:
+                common.progress(f"{kept}: a user's step: its issue.md is written where it runs")
     print(
         f"{args.into}: {len(done.added)} file(s) added, {len(done.replaced)} replaced, "
         f"{len(done.skipped)} skipped"

@@ -152,28 +152,32 @@ def report(
 ) -> int:
     """Bisect (or read the kept bisection), measure the two releases, write the report."""
     from tfbench.cli import measure
+    from tfbench.nightly import repro, upstream
     from tfbench.nightly import run as nightly
-    from tfbench.nightly import upstream
     from tfbench.sweep import measure_releases
 
     old, new = versions[0], versions[-1]
     folder = config.parent / "results" / "upstream" / machine / upstream.slug(target, metric)
     kept = folder / "bisect.json"
     limits = common.measuring(args)
-    if kept.is_file() and not args.again:
-        data = nightly.read(kept)
-        common.progress(f"the kept bisection: {kept}")
-    else:
-        data = nightly.bisect_between(
+    try:  # before hours of bisecting: the step must be one a reproducer can hold
+        repro.source(target, limits.iterations or 1, limits.warmup or 1)
+    except repro.NotInlined as e:
+        raise BadInput(f"no reproducer of {e}") from None
+    if args.again or not kept.exists():
+        found = nightly.bisect_between(
             target, limits, old, new, metric, args.env_dir, common.progress
         )
         runner = measure.runner(args, target)
-        data["releases"] = {v: measure_releases(runner, [v] * READINGS) for v in (old, new)}
-        data["limits"] = limits.to_json()
-        data["environment"] = upstream.environment()
-        data["repro"] = nightly.reproduce(data, limits, args.env_dir, common.progress)
-        nightly.write(data, kept)
-    written = upstream.write(data, folder)
+        found["releases"] = {v: measure_releases(runner, [v] * READINGS) for v in (old, new)}
+        found["limits"] = limits.to_json()
+        found["environment"] = upstream.environment()
+        found["repro"] = nightly.reproduce(found, target, limits, args.env_dir, common.progress)
+        nightly.write(found, kept)
+    else:
+        common.progress(f"the kept bisection: {kept}")
+    data = nightly.read(kept)  # what is written up is what the file holds, checked
+    written = upstream.write(data, target, folder)
     print(output.nightly(data))
     for what, path in written.items():
         print(f"{what}: {path}")

@@ -1,16 +1,15 @@
 """A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
 {"format": 1, "rounds": N, "rows": [each change as JSON], "shifts": [each common-mode shift, with
-"rows": the points that differ from it]} (tfbench.gate.shifts). The report reads it back
-as untrusted input (tfbench.publish.changes)."""
+"rows": the points that differ from it]} (tfbench.gate.shifts). Its readers read it back
+as untrusted input (tfbench.keptfiles)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from tfbench import formats
+from tfbench import formats, keptfiles
 from tfbench.gate.rules import Change
 from tfbench.gate.shifts import Shift
 
@@ -42,13 +41,10 @@ def write(
     return kept
 
 
-def read(results_dir: Path, machine: str, pair: tuple[str, str]) -> dict[str, Any] | None:
-    """The kept run as written, None where there is none; OSError or ValueError where it
-    cannot be read."""
+def read(results_dir: Path, machine: str, pair: tuple[str, str]) -> keptfiles.GateRun | None:
+    """The kept run, every field checked; None where there is none (KeptFileError where it
+    is not of its form)."""
     kept = path(results_dir, machine, pair)
-    try:
-        run = json.loads(kept.read_text())
-    except FileNotFoundError:
+    if not kept.exists() and not kept.is_symlink():
         return None
-    formats.check(run, formats.GATE_RUN, str(kept))
-    return run
+    return keptfiles.gate_run(kept)

@@ -32,6 +32,7 @@ from asv._stats import mann_whitney_u
 from tfbench import floors, probes
 from tfbench.floors import TIME_APART, TIME_FLOOR
 from tfbench.gate.readings import Point, Side, pooled
+from tfbench.keptfiles import DIRECTIONS
 from tfbench.probes import GridPoint
 from tfbench.units import format_value
 
@@ -219,8 +220,7 @@ HEAP_OF = {
     "track_peak_increase": "track_heap_peak_increase",
     "track_growth_per_iteration": "track_retained_per_iteration",
 }
-RSS_ONLY = "rss only"
-DIRECTIONS = ("worse", "better", RSS_ONLY)
+RSS_ONLY = DIRECTIONS[-1]  # the kept file's word for it (tfbench.keptfiles)
 
 
 def _rss_only(rows: list[Change], a: Side, b: Side) -> list[Change]:

@@ -9,11 +9,14 @@ seconds, not pip's 30-60.
 TFBENCH_WHEELS=gpu picks the GPU lock (tensorflow[and-cuda]); the default is cpu. An
 environment of another Python than the history's gets that Python's lock (python_lock).
 asv does not record what an environment held: `uv pip freeze` after the install goes to
-RECORD_DIR/<commit>-<environment>-<cpu|gpu>.txt, beside the results it produced.
+RECORD_DIR/<machine>/<commit>-<environment>-<cpu|gpu>.txt, beside the results it produced
+(each machine its own: a run never rewrites another machine's record).
 Every module is then compiled to bytecode (compile_bytecode).
 """
 
+import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -48,6 +51,50 @@ def record_name(commit: str, env_name: str, flavour: str) -> str:
     <commit>-<environment>-<cpu|gpu>: the packages here, the probe's repeats
     (tfbench.probes)."""
     return f"{commit[:8]}-{env_name}-{flavour}"
+
+
+def asv_machine() -> str:
+    """The asv machine the run under way measures on, which asv tells no process it starts:
+    TFBENCH_MACHINE where set, else the `--machine` of the `asv` command this process
+    descends from, else asv's default (the machine file's one entry, or the host's name)."""
+    named = os.environ.get("TFBENCH_MACHINE")
+    if named:
+        return named
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if any(Path(word).name == "asv" for word in argv[:3]) and "run" in argv:
+            return _option(argv, "--machine") or _default_machine()
+        pid = parent
+    return _default_machine()
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    for k, word in enumerate(argv):
+        if word == name and k + 1 < len(argv):
+            return argv[k + 1]
+        if word.startswith(f"{name}="):
+            return word.partition("=")[2]
+    return None
+
+
+def _default_machine() -> str:
+    """asv's machine without --machine: the host's entry of ~/.asv-machine.json, else its
+    only entry, else the host's name."""
+    host = platform.node()
+    try:
+        known = json.loads((Path.home() / ".asv-machine.json").read_text())
+    except (OSError, ValueError):
+        return host
+    machines = [k for k in known if k != "version"] if isinstance(known, dict) else []
+    if host in machines or len(machines) != 1:
+        return host
+    entry = known[machines[0]]
+    return str(entry.get("machine", machines[0])) if isinstance(entry, dict) else host
 
 
 def compile_bytecode(python: str) -> None:
@@ -115,7 +162,10 @@ def main(build_dir: str, record_dir: str) -> None:
     name = record_name(
         os.environ.get("ASV_COMMIT", "unknown"), os.environ.get("ASV_ENV_NAME", "env"), flavour
     )
-    record = Path(record_dir) / f"{name}.txt"
+    machine = asv_machine()
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", machine):  # tfbench.grammar.MACHINE
+        sys.exit(f"envsync: machine name {machine!r} is no folder's; nothing recorded")
+    record = Path(record_dir) / machine / f"{name}.txt"
     record.parent.mkdir(parents=True, exist_ok=True)
     record.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
 

@@ -17,13 +17,15 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tfbench import scenarios, targets
+from tfbench import grammar, scenarios
 from tfbench.measure.meter import group_rss_bytes
+from tfbench.measure.record import FOOTPRINT as FOOTPRINT_TARGET
 from tfbench.measure.supervisor import default_budget_bytes
-from tfbench.targets import FunctionTarget, Limits, ScenarioTarget, Target
+from tfbench.targets import FunctionTarget, Limits, ScenarioTarget, Target, portable
 from tfbench.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,7 +170,7 @@ class Mallinfo2(ctypes.Structure):
 def main():
     import tensorflow as tf
 
-    with tf.device("/{device}:0"):
+    with tf.device({device}):
         tf.reduce_sum(tf.ones((8, 8)) @ tf.ones((8, 8))).numpy()
     rss = psutil.Process().memory_info().rss
     version = f"{{tf.__version__}} ({{tf.version.GIT_VERSION}})"
@@ -191,44 +193,67 @@ if __name__ == "__main__":
 '''
 
 
+class NotInlined(ValueError):
+    """A step that cannot be written into a reproducer (its file is not Python, its name no
+    plain name)."""
+
+
 def source(target: Target, iterations: int, warmup: int) -> str:
-    """The reproducer's text."""
-    if isinstance(target, ScenarioTarget) and target.scenario == "footprint":
-        return FOOTPRINT.format(device=target.params.get("device", "CPU"))
+    """The reproducer's text: the template, with checked names and literals written by
+    `repr` its only inserted values; a user's step inlined from its file (given on the
+    command line: never a path read from a kept file). NotInlined where it cannot be."""
+    try:
+        counts = f"\nCALLS, WARMUP = {grammar.integer(iterations, 'iterations')!r}, "
+        counts += f"{grammar.integer(warmup, 'warmup')!r}\n"
+        if isinstance(target, ScenarioTarget) and target.scenario == FOOTPRINT_TARGET:
+            device = grammar.device(target.params.get("device", "CPU"), "device")
+            return FOOTPRINT.format(device=repr(f"/{device}:0"))
+        if isinstance(target, ScenarioTarget):
+            name, body, make = _scenario(target)
+        else:
+            name, body, make = _function(target)
+    except (grammar.Invalid, scenarios.ParamError) as e:
+        raise NotInlined(f"{target.name}: {e}") from None
     head = [
-        f'"""Standalone reproducer (tfbench upstream): {target.name}.\n\n'
+        f'"""Standalone reproducer (tfbench upstream): {name}.\n\n'
         "Needs TensorFlow and psutil; run `python repro.py`.\n"
         '"""\n\n',
         "from __future__ import annotations\n\n",
         "import ctypes\nimport gc\nimport os\nimport sys\n\nimport psutil\n",
     ]
-    if isinstance(target, ScenarioTarget):
-        scenario = scenarios.get(target.scenario)
-        params = scenario.bind(target.params)
-        module = scenario.prepare.__module__
-        body = [HELPERS]
-        for name in _scenario_modules(module):
-            body.append(f"\n# ---- {name.replace('.', '/')}.py, as tfbench measures it ----\n")
-            body.append(_inlined(ROOT.joinpath(*name.split(".")[1:]).with_suffix(".py")))
-        prepare = f"CATALOG[{target.scenario!r}].prepare(**{params!r})"
-        make = f"\n\ndef make_step():\n    return {prepare}\n"
-    else:
-        assert isinstance(target, FunctionTarget)
-        body = [f"\n# ---- {Path(target.file).name}, as measured ----\n"]
-        body.append(_inlined(Path(target.file)))
-        make = f"\n\ndef make_step():\n    return {target.function}\n"
-    counts = f"\nCALLS, WARMUP = {iterations}, {warmup}\n"
     return "".join([*head, *body, make, counts, MEASURE])
 
 
-def of(data: dict[str, Any]) -> str:
-    """The reproducer of a kept bisection: its target, its readings' iterations."""
-    limits = data.get("limits") or {}
-    return source(
-        targets.from_json(data["target"]),
-        limits.get("iterations") or 200,
-        limits.get("warmup") or 10,
-    )
+def _scenario(target: ScenarioTarget) -> tuple[str, list[str], str]:
+    """A catalog scenario: its module (and the scenario modules it builds on) inlined."""
+    scenario = scenarios.get(grammar.scenario(target.scenario, "scenario"))
+    params = scenario.bind(target.params)  # the catalog's own values
+    body = [HELPERS]
+    for name in _scenario_modules(scenario.prepare.__module__):
+        body.append(f"\n# ---- {name.replace('.', '/')}.py, as tfbench measures it ----\n")
+        body.append(_inlined(ROOT.joinpath(*name.split(".")[1:]).with_suffix(".py")))
+    prepare = f"CATALOG[{target.scenario!r}].prepare(**{params!r})"
+    return target.scenario, body, f"\n\ndef make_step():\n    return {prepare}\n"
+
+
+def _function(target: FunctionTarget) -> tuple[str, list[str], str]:
+    """A user's function: its file inlined as it is, the function named."""
+    file = Path(target.file)
+    name = grammar.file_name(file.name, "file name")
+    function = grammar.identifier(target.function, "function")
+    try:
+        inlined = _inlined(file)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
+        raise NotInlined(f"{file.name}: not a Python file here ({type(e).__name__})") from None
+    body = [f"\n# ---- {name}, as measured ----\n", inlined]
+    return f"{name}::{function}", body, f"\n\ndef make_step():\n    return {function}\n"
+
+
+def of(data: Mapping[str, Any], target: Target) -> str:
+    """The reproducer of a bisection of `target` (the command line's: the kept file names
+    it, never says where its code is), with the bisection's iterations."""
+    limits = data["limits"]
+    return source(target, limits["iterations"] or 200, limits["warmup"] or 10)
 
 
 def run(code: str, python: Path, limits: Limits) -> str:
@@ -262,4 +287,5 @@ def run(code: str, python: Path, limits: Limits) -> str:
         if stopped or process.returncode:
             lines += err.read_text(errors="replace").strip().splitlines()[-10:]
             lines.append(f"({stopped or f'exit {process.returncode}'})")
-    return "\n".join(lines)
+        said = "\n".join(lines).replace(f"{tmp}{os.sep}", "")  # kept: no path of this machine
+    return portable(said)

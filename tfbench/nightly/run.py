@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from tfbench import formats, targets
+from tfbench import formats, keptfiles, targets
 from tfbench.history import envs, releases
 from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
@@ -104,7 +104,7 @@ def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds:
     good, bad = found.last_good, found.first_bad
     return {
         formats.KEY: formats.BISECTION,
-        "target": targets.to_json(target),
+        "target": keptfiles.target(targets.to_json(target)),  # a file by its name alone
         "metric": found.metric,
         "kind": found.kind,
         "builds": [
@@ -125,14 +125,15 @@ def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds:
 
 def reproduce(
     data: dict,
+    target: targets.Target,
     limits: targets.Limits,
     root: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> dict[str, str]:
-    """What repro.py prints in the environments of the two builds the bisection names (or
-    the ends it read: those whose packages are kept), where they still are."""
+    """What repro.py of `target` prints in the environments of the two builds the bisection
+    names (or the ends it read: those whose packages are kept), where they still are."""
     root = root or envs.default_root()
-    code, printed = repro.of(data), {}
+    code, printed = repro.of(data, target), {}
     for version in data.get("packages") or {}:
         python = builds.made(Build(version, ""), root)
         if python:
@@ -147,7 +148,6 @@ def write(data: dict, path: Path) -> Path:
     return path
 
 
-def read(path: Path) -> dict:
-    data = json.loads(path.read_text())
-    formats.check(data, formats.BISECTION, str(path))
-    return data
+def read(path: Path) -> keptfiles.Bisection:
+    """A kept bisection, every field checked (keptfiles.KeptFileError names the field)."""
+    return keptfiles.bisection(path)

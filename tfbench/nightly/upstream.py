@@ -11,14 +11,14 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from tfbench import targets
+from tfbench import escape, targets
+from tfbench.keptfiles import Bisection
 from tfbench.nightly import policy, repro
 from tfbench.nightly.builds import parse_time
 from tfbench.nightly.run import pin_changes
 from tfbench.units import KiB, MiB
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
-UNITS = {"time": "s", "leak": "verdict"}
 
 
 def slug(target: targets.Target, metric: str) -> str:
@@ -34,7 +34,7 @@ def _value(metric: str, value: float | None) -> str:
     return policy.figure_text(metric, value, per="/call")
 
 
-def _interval(metric: str, readings: list[dict]) -> str:
+def _interval(metric: str, readings: list[dict[str, Any]]) -> str:
     """The readings' spread, and each one's own 95% interval where the figure has one."""
     values = [v for r in readings if (v := policy.figure(metric, r)) is not None]
     if not values:
@@ -50,32 +50,34 @@ def _interval(metric: str, readings: list[dict]) -> str:
     return text
 
 
-def figures_table(data: dict[str, Any]) -> list[str]:
+def figures_table(data: Bisection) -> list[str]:
     """The figure per release and per nightly, oldest first, as Markdown rows."""
-    metric = data["metric"]
+    metric, md = data["metric"], escape.markdown
     rows = ["| build | GIT_VERSION | figure |", "|---|---|---|"]
-    for release, readings in data.get("releases", {}).items():
-        rows.append(f"| tensorflow-cpu {release} (release) | | {_interval(metric, readings)} |")
-    commits = {b["version"]: b.get("git_version") or "" for b in data["builds"]}
+    for release, readings in data["releases"].items():
+        rows.append(
+            f"| tensorflow-cpu {md(release)} (release) | | {_interval(metric, readings)} |"
+        )
     for b in data["builds"]:
         readings = data["readings"].get(b["version"])
         if readings:
             mark = {data["last_good"]: " (last good)", data["first_bad"]: " (first bad)"}
             rows.append(
-                f"| tf-nightly {b['version']}{mark.get(b['version'], '')} | "
-                f"`{commits[b['version']]}` | {_interval(metric, readings)} |"
+                f"| tf-nightly {md(b['version'])}{mark.get(b['version'], '')} | "
+                f"{escape.code(b['git_version'] or '')} | {_interval(metric, readings)} |"
             )
-    rows += [f"| tf-nightly {v} | | skipped: {why} |" for v, why in data["broken"].items()]
+    rows += [f"| tf-nightly {md(v)} | | skipped: {md(why)} |" for v, why in data["broken"].items()]
     return rows
 
 
-def issue(data: dict[str, Any], code: str) -> str:
+def issue(data: Bisection, code: str) -> str:
     """issue.md: TensorFlow's bug template, filled from the bisection (the environment its
-    machine had, not the one that renders it)."""
-    environment = data["environment"]
+    machine had, not the one that renders it): every value of the kept file escaped, its
+    one link the compare URL of its form (tfbench.grammar)."""
+    environment, md = data["environment"], escape.markdown
     metric, bad = data["metric"], data["first_bad"]
-    old, new = data["old"], data["new"]
-    nightly = f"Yes, tf-nightly {bad} (first bad build)" if bad else "Yes (see the table)"
+    old, new = md(data["old"]), md(data["new"])
+    nightly = f"Yes, tf-nightly {md(bad)} (first bad build)" if bad else "Yes (see the table)"
     window = _window(data)
     body = [
         f"<!-- filed with {TEMPLATE} -->",
@@ -85,13 +87,14 @@ def issue(data: dict[str, Any], code: str) -> str:
         "### Source\n\nbinary",
         f"### TensorFlow version\n\n{old} (as expected), {new} (changed); tf-nightly {window}",
         "### Custom code\n\nYes (standalone, below)",
-        f"### OS platform and distribution\n\n{environment['os']}",
-        f"### Python version\n\n{environment['python']}",
-        f"### CPU\n\n{environment['cpu']}",
-        "### Current behavior?\n\n" + _behaviour(data, new, "on"),
-        "### Expected behavior?\n\n" + _behaviour(data, old, "as on"),
+        f"### OS platform and distribution\n\n{md(environment['os'])}",
+        f"### Python version\n\n{md(environment['python'])}",
+        f"### CPU\n\n{md(environment['cpu'])}",
+        "### Current behavior?\n\n" + _behaviour(data, data["new"], "on"),
+        "### Expected behavior?\n\n" + _behaviour(data, data["old"], "as on"),
         "### Standalone code to reproduce the issue\n\n"
-        f"`repro.py` (TensorFlow, psutil and the standard library only):\n\n```python\n{code}```",
+        "`repro.py` (TensorFlow, psutil and the standard library only):\n\n"
+        + escape.block(code, "python"),
         "### Relevant log output\n\nThe figure per release and per nightly build "
         f"({_what(metric)}; each reading in a fresh process). tf-nightly is another build "
         "than tensorflow-cpu (GPU support included): compare builds with builds, releases "
@@ -104,52 +107,60 @@ def issue(data: dict[str, Any], code: str) -> str:
     return "\n\n".join(body) + "\n"
 
 
-def _title(data: dict[str, Any]) -> str:
+def _title(data: Bisection) -> str:
     """The change in a line: the figure on each release."""
     metric, old, new = data["metric"], data["old"], data["new"]
-    values = [policy.median(metric, data.get("releases", {}).get(v, [])) for v in (old, new)]
+    values = [policy.median(metric, data["releases"].get(v, [])) for v in (old, new)]
     subject = _what(metric)
     if not metric.startswith("footprint"):
-        target = targets.from_json(data["target"])
-        params = getattr(target, "params", {})
-        named = ", ".join(f"{k}={v}" for k, v in params.items())
-        subject += f" (`{target.name}({named})`)" if named else f" (`{target.name}`)"
+        subject += f" ({escape.code(_target_name(data))})"
     a, b = (_value(metric, v) for v in values)
-    return f"{subject[0].upper()}{subject[1:]}: {a} on {old}, {b} on {new}"
+    md = escape.markdown
+    return f"{subject[0].upper()}{subject[1:]}: {a} on {md(old)}, {b} on {md(new)}"
 
 
-def _printed(data: dict[str, Any]) -> list[str]:
+def _target_name(data: Bisection) -> str:
+    """The kept target as the title names it: scenario(params), or file::function."""
+    target = data["target"]
+    if "scenario" not in target:
+        return f"{target['file']}::{target['function']}"
+    named = ", ".join(f"{k}={v}" for k, v in target["params"].items())
+    return f"{target['scenario']}({named})" if named else target["scenario"]
+
+
+def _printed(data: Bisection) -> list[str]:
     """What repro.py printed in the builds' environments."""
     return [
-        f"`python repro.py` with tf-nightly {version}:\n\n```\n{text}\n```"
-        for version, text in (data.get("repro") or {}).items()
+        f"`python repro.py` with tf-nightly {escape.markdown(version)}:\n\n{escape.block(text)}"
+        for version, text in data["repro"].items()
     ]
 
 
-def _packages(data: dict[str, Any]) -> list[str]:
+def _packages(data: Bisection) -> list[str]:
     """What the two builds' environments held: what differs, and the later one in full."""
-    known = {v: p for v, p in (data.get("packages") or {}).items() if p}
+    known = {v: p for v, p in data["packages"].items() if p}
     if not known:
         return ["Packages: not recorded (the builds' environments were gone)."]
-    versions = list(known)
+    versions, md = list(known), escape.markdown
     text = []
     if len(versions) == 2:
         changes = "; ".join(pin_changes(*known.values())) or "none"
         text.append(
-            f"Packages that differ between the tf-nightly {versions[0]} and {versions[1]} "
-            f"environments (each resolved as PyPI stood at its upload): {changes}."
+            f"Packages that differ between the tf-nightly {md(versions[0])} and "
+            f"{md(versions[1])} environments (each resolved as PyPI stood at its upload): "
+            f"{md(changes)}."
         )
     listed = "\n".join(known[versions[-1]])
     text.append(
-        f"<details><summary>Packages of the tf-nightly {versions[-1]} environment</summary>"
-        f"\n\n```\n{listed}\n```\n\n</details>"
+        f"<details><summary>Packages of the tf-nightly {md(versions[-1])} environment</summary>"
+        f"\n\n{escape.block(listed)}\n\n</details>"
     )
     return text
 
 
-def _window(data: dict[str, Any]) -> str:
+def _window(data: Bisection) -> str:
     first, last = data["builds"][0]["version"], data["builds"][-1]["version"]
-    return f"{first} to {last} ({len(data['builds'])} builds)"
+    return f"{escape.markdown(first)} to {escape.markdown(last)} ({len(data['builds'])} builds)"
 
 
 def _what(metric: str) -> str:
@@ -166,22 +177,26 @@ def _what(metric: str) -> str:
     }[metric]
 
 
-def _behaviour(data: dict[str, Any], release: str, word: str) -> str:
-    readings = data.get("releases", {}).get(release, [])
-    return f"{word.capitalize()} {release}: {_interval(data['metric'], readings)}."
+def _behaviour(data: Bisection, release: str, word: str) -> str:
+    readings = data["releases"].get(release, [])
+    return (
+        f"{word.capitalize()} {escape.markdown(release)}: {_interval(data['metric'], readings)}."
+    )
 
 
-def _conclusion(data: dict[str, Any]) -> str:
-    kind = data["kind"]
+def _conclusion(data: Bisection) -> str:
+    kind, md = data["kind"], escape.markdown
     if kind == "step":
+        url = data["compare_url"]  # of its form: the one link, github.com/tensorflow's
         return (
-            f"Last good build {data['last_good']}, first bad {data['first_bad']}: a change "
-            f"made after the first, no later than the second: {data['compare_url']}"
+            f"Last good build {md(data['last_good'] or '')}, first bad "
+            f"{md(data['first_bad'] or '')}: a change made after the first, no later than the "
+            f"second: {url or 'commits unknown (a GIT_VERSION is missing)'}"
         )
     if kind == "drift":
         return "The figure drifts over many builds: no single build holds the change."
     if kind == "none":
-        deps = "; ".join(data.get("dependencies") or []) or "none"
+        deps = md("; ".join(data["dependencies"]) or "none")
         return (
             "No nightly in the window shows the change: it is on the release branch (a "
             f"cherry-pick) or in a dependency. Locked versions that differ: {deps}."
@@ -208,7 +223,7 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def plot(data: dict[str, Any], path: Path) -> Path | str:
+def plot(data: Bisection, path: Path) -> Path | str:
     """plot.png: the figure of each nightly build read, over its upload date, the releases'
     as levels beside (another build), the last good and first bad shaded; or why not
     (matplotlib, the `upstream` extra, is not installed)."""
@@ -220,10 +235,16 @@ def plot(data: dict[str, Any], path: Path) -> Path | str:
         from matplotlib.dates import date2num
     except ImportError:
         return "matplotlib is not installed (pip install 'tfbench[upstream]')"
+    with plt.rc_context({"text.parse_math": False}):  # every label literal: `$` is a dollar
+        _draw(plt, date2num, data, path)
+    return path
+
+
+def _draw(plt: Any, date2num: Any, data: Bisection, path: Path) -> None:
     metric = data["metric"]
     read = [b for b in data["builds"] if b["version"] in data["readings"]]
     values = [policy.median(metric, data["readings"][b["version"]]) for b in read]
-    releases = {v: policy.median(metric, r) for v, r in data.get("releases", {}).items()}
+    releases = {v: policy.median(metric, r) for v, r in data["releases"].items()}
     scale, unit = _axis(metric, [v for v in (*values, *releases.values()) if v is not None])
     uploaded = {b["version"]: date2num(parse_time(b["uploaded"])) for b in data["builds"]}
     figure, axes = plt.subplots(figsize=(10, 4))
@@ -247,14 +268,13 @@ def plot(data: dict[str, Any], path: Path) -> Path | str:
             label=f"first bad: {data['first_bad']}",
         )
     axes.set_ylabel(f"{metric} ({unit})" if unit else metric)
-    axes.set_title(f"{targets.from_json(data['target']).name}: {_what(metric)}", fontsize=9)
+    axes.set_title(f"{_target_name(data)}: {_what(metric)}", fontsize=9)
     axes.legend(fontsize=8)
     axes.xaxis_date()
     figure.autofmt_xdate()
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
-    return path
 
 
 def _axis(metric: str, values: list[float]) -> tuple[float, str]:
@@ -267,10 +287,11 @@ def _axis(metric: str, values: list[float]) -> tuple[float, str]:
     return (1 / MiB, "MiB") if big else (1 / KiB, "KiB")
 
 
-def write(data: dict[str, Any], folder: Path) -> dict[str, Path | str]:
-    """issue.md, repro.py and plot.png into the folder (bisect.json is kept by its run)."""
+def write(data: Bisection, target: targets.Target, folder: Path) -> dict[str, Path | str]:
+    """issue.md, repro.py (of `target`, the command line's) and plot.png into the folder
+    (bisect.json is kept by its run)."""
     folder.mkdir(parents=True, exist_ok=True)
-    code = repro.of(data)
+    code = repro.of(data, target)
     (folder / "repro.py").write_text(code)
     (folder / "issue.md").write_text(issue(data, code))
     return {
@@ -278,3 +299,13 @@ def write(data: dict[str, Any], folder: Path) -> dict[str, Path | str]:
         "repro": folder / "repro.py",
         "plot": plot(data, folder / "plot.png"),
     }
+
+
+def render_again(data: Bisection, folder: Path) -> dict[str, Path | str] | None:
+    """issue.md, repro.py and plot.png of a kept bisection of a catalog scenario, written
+    again from its checked fields; None for a user's step (its code is on the machine that
+    measured it: `tfbench upstream FILE::FUNCTION` there)."""
+    target = data["target"]
+    if "scenario" not in target:
+        return None
+    return write(data, targets.ScenarioTarget(target["scenario"], target["params"]), folder)

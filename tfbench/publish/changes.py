@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfbench.gate import kept, shifts
-from tfbench.gate.rules import DIRECTIONS, Change, point_pattern
+from tfbench.gate.rules import Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
 from tfbench.history.releases import newest_pair
+from tfbench.keptfiles import GateRow, GateShift, KeptFileError
 from tfbench.probes import GridPoint
 from tfbench.publish.results import Data, MachineResults
 
@@ -165,9 +166,12 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
         if run is None:
             return None
         rows = [_checked(data, r) for r in run["rows"]]
-        found = [_shift(data, s) for s in run.get("shifts", [])]
-        source = f"`tfbench gate` re-measured both, interleaved ({int(run['rounds'])} rounds)"
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        found = [_shift(data, s) for s in run["shifts"]]
+        source = f"`tfbench gate` re-measured both, interleaved ({run['rounds']} rounds)"
+    except KeptFileError as e:
+        data.problems.append(str(e))
+        return None
+    except ValueError as e:  # of its form, not of this suite (a benchmark, a grid point)
         data.problems.append(f"{kept.path(results_dir, machine.machine, pair)}: {e}")
         return None
     covered = [s for s, _ in found]
@@ -178,37 +182,35 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
     return Changes(pair, items, source, machine.machine, tuple(s for s, _ in found))
 
 
-def _shift(data: Data, s: dict) -> tuple[Shift, list[Change]]:
+def _shift(data: Data, s: GateShift) -> tuple[Shift, list[Change]]:
     """A kept shift, and the rows of the points that differ from it."""
-    metric = s["metric"]
-    if not (isinstance(metric, str) and metric.isidentifier() and metric.startswith(SHIFT_OF)):
+    metric, scope = s["metric"], s["scope"]
+    if not metric.startswith(SHIFT_OF):
         raise ValueError(f"a shift of {metric!r}")
-    scope = s.get("scope")
     if scope is not None and scope not in {name.rpartition(".")[0] for name in data.benchmarks}:
         raise ValueError(f"a shift of {scope!r}")
-    numbers = (float(s["amount"]), int(s["followed"]), int(s["points"]))
-    shift = Shift(metric, bool(s["ratio"]), *numbers, scope)
-    return shift, [_checked(data, r) for r in s.get("rows", [])]
+    shift = Shift(metric, s["ratio"], s["amount"], s["followed"], s["points"], scope)
+    return shift, [_checked(data, r) for r in s["rows"]]
 
 
-def _checked(data: Data, r: dict) -> Change:
+def _checked(data: Data, r: GateRow) -> Change:
+    """A kept row, of a benchmark of the suite and a point of its grid."""
     bench = data.benchmarks.get(r["benchmark"])
     if bench is None:
         raise ValueError(f"unknown benchmark {r['benchmark']!r}")
+    if set(r["params"]) != set(bench["param_names"]):
+        raise ValueError(f"{r['benchmark']}: params {sorted(r['params'])} are not its own")
     combo = tuple(repr(r["params"][n]) for n in bench["param_names"])
     if any(c not in p for c, p in zip(combo, bench["params"])):
         raise ValueError(f"{r['benchmark']}: params {r['params']!r} not in its grid")
-    if r["direction"] not in DIRECTIONS:
-        raise ValueError(f"direction {r['direction']!r}")
-    before, after = (None if r[k] is None else float(r[k]) for k in ("before", "after"))
     return Change(
         f"{r['benchmark']}({', '.join(combo)})" if combo else r["benchmark"],
         r["benchmark"],
         dict(zip(bench["param_names"], combo)),
         r["benchmark"].rpartition(".")[2],
         r["direction"],
-        before,
-        after,
+        r["before"],
+        r["after"],
         bench.get("unit") or "",
-        str(r.get("evidence", "")),
+        r["evidence"],
     )

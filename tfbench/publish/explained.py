@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tfbench import formats
+from tfbench import formats, keptfiles
 from tfbench.probes import GridPoint
 from tfbench.publish import families
 from tfbench.publish.results import Data, MachineResults
@@ -56,16 +56,10 @@ def read(data: Data, machine: str, tag: str) -> dict[str, str]:
     if data.results_dir is None:
         return {}
     kept = path(data.results_dir, machine, tag)
-    try:
-        run = json.loads(kept.read_text())
-        formats.check(run, formats.EXPLAINED, str(kept))
-        points = run["points"]
-        return {
-            str(name): str(found.get("conclusion") or f"{found['status']}: {found.get('error')}")
-            for name, found in points.items()
-        }
-    except FileNotFoundError:
+    if not kept.exists() and not kept.is_symlink():
         return {}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-        data.problems.append(f"{kept}: {e}")
+    try:
+        return keptfiles.explained(kept)["points"]
+    except keptfiles.KeptFileError as e:
+        data.problems.append(str(e))
         return {}

@@ -1,21 +1,25 @@
 """The reports filed upstream on a machine (`tfbench upstream`: results/upstream/<machine>/
-<slug>/bisect.json, beside issue.md, repro.py and plot.png), as the release report lists
-and links them. Untrusted input like any result: a file that cannot be read is a problem
-named in the report."""
+<slug>/bisect.json), as the release report lists and links them. Untrusted input like any
+result: each bisect.json is read with every field checked (tfbench.keptfiles), a file that
+is not of its form is a problem named in the report, and what the site shows of a report
+(issue.md, repro.py, plot.png, bisect.json) is rendered again from the checked fields, not
+copied: no byte of a kept write-up is published."""
 
 from __future__ import annotations
 
 import json
-import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench import formats
+from tfbench import grammar, keptfiles
+from tfbench.nightly import upstream
 from tfbench.publish.results import Data
 
 FOLDER = "upstream"
-SLUG = re.compile(r"[a-z0-9-]+")
+WHERE_MEASURED = (
+    "a user's step: its issue and reproducer are written where its code is "
+    "(tfbench upstream FILE::FUNCTION)"
+)
 
 
 @dataclass(frozen=True)
@@ -24,27 +28,27 @@ class Filed:
     target: str
     metric: str
     line: str  # what the bisection concluded, one line
+    rendered: bool  # its write-up can be rendered here: a catalog scenario's
 
     def link(self, machine: str, name: str) -> str:
         """A file of the report, relative to the published site."""
         return f"{FOLDER}/{machine}/{self.slug}/{name}"
 
 
-FILES = ("issue.md", "repro.py", "plot.png", "bisect.json")
-
-
-def copy(results_dir: Path, machine: str, site: Path) -> None:
-    """The reports' files into the site, regular files of the known names only (the
-    results are untrusted: a link is not followed)."""
-    for report in folder(results_dir, machine).glob("*"):
-        if not SLUG.fullmatch(report.name) or report.is_symlink() or not report.is_dir():
+def render(results_dir: Path, machine: str, site: Path) -> None:
+    """Each report's write-up into the site, rendered from its checked bisect.json (a
+    catalog scenario's; a user's step has its code where it was measured): the same files
+    `tfbench upstream` writes, and the checked record as bisect.json."""
+    for kept in sorted(folder(results_dir, machine).glob("*/bisect.json")):
+        if not grammar.SLUG.fullmatch(kept.parent.name) or kept.parent.is_symlink():
             continue
-        for name in FILES:
-            source = report / name
-            if source.is_file() and not source.is_symlink():
-                target = site / FOLDER / machine / report.name / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
+        try:
+            data = keptfiles.bisection(kept)
+        except keptfiles.KeptFileError:
+            continue  # named by `read`
+        target = site / FOLDER / machine / kept.parent.name
+        if upstream.render_again(data, target) is not None:
+            (target / "bisect.json").write_text(json.dumps(data, indent=1, sort_keys=True))
 
 
 def folder(results_dir: Path, machine: str) -> Path:
@@ -56,32 +60,33 @@ def read(data: Data, machine: str) -> list[Filed]:
         return []
     found = []
     for kept in sorted(folder(data.results_dir, machine).glob("*/bisect.json")):
-        if not SLUG.fullmatch(kept.parent.name):
+        if not grammar.SLUG.fullmatch(kept.parent.name):
             data.problems.append(f"{kept}: not a report's folder name: skipped")
             continue
         try:
-            run = json.loads(kept.read_text())
-            formats.check(run, formats.BISECTION, str(kept))
-            found.append(Filed(kept.parent.name, _target(run), str(run["metric"]), _line(run)))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-            data.problems.append(f"{kept}: {e}")
+            run = keptfiles.bisection(kept)
+        except keptfiles.KeptFileError as e:
+            data.problems.append(str(e))
+            continue
+        rendered = "scenario" in run["target"]
+        found.append(Filed(kept.parent.name, _target(run), run["metric"], _line(run), rendered))
     return found
 
 
-def _target(run: dict) -> str:
+def _target(run: keptfiles.Bisection) -> str:
     target = run["target"]
     if "scenario" in target:
-        params = " ".join(f"{k}={v}" for k, v in target.get("params", {}).items())
+        params = " ".join(f"{k}={v}" for k, v in target["params"].items())
         return f"{target['scenario']} {params}".strip()
-    return f"{Path(str(target['file'])).name}::{target['function']}"
+    return f"{target['file']}::{target['function']}"
 
 
-def _line(run: dict) -> str:
+def _line(run: keptfiles.Bisection) -> str:
     kind = run["kind"]
     if kind == "step":
         return (
             f"first bad nightly {run['first_bad']} (last good {run['last_good']}): "
-            f"{run.get('compare_url') or 'commits unknown'}"
+            f"{run['compare_url'] or 'commits unknown'}"
         )
     return {
         "drift": "a drift over the nightlies, no single build",

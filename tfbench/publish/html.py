@@ -9,6 +9,7 @@ import shlex
 
 from tfbench.history.releases import label as release_label
 from tfbench.publish.changes import Changes
+from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
@@ -263,6 +264,7 @@ def _filed(m: MachineReport) -> list[str]:
             f'<a href="{html.escape(f.link(m.name, name))}">{name}</a>'
             for name in ("issue.md", "repro.py", "plot.png")
         )
+        links = links if f.rendered else html.escape(WHERE_MEASURED)
         out.append(
             f"<li>{html.escape(f.target)}, {html.escape(f.metric)}: "
             f"{html.escape(f.line)} ({links})</li>"

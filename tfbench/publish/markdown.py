@@ -13,6 +13,7 @@ import shlex
 
 from tfbench.history.releases import label
 from tfbench.publish.changes import Changes
+from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
@@ -140,7 +141,11 @@ def _filed(m: MachineReport) -> list[str]:
     out = ["", "### To file with TensorFlow (`tfbench upstream`: nightly bisections)", ""]
     return out + [
         f"- {escape(f.target)}, {escape(f.metric)}: {escape(f.line)} "
-        f"([issue]({f.link(m.name, 'issue.md')}), [repro]({f.link(m.name, 'repro.py')}))"
+        + (
+            f"([issue]({f.link(m.name, 'issue.md')}), [repro]({f.link(m.name, 'repro.py')}))"
+            if f.rendered
+            else f"({WHERE_MEASURED})"
+        )
         for f in m.filed
     ]
 

@@ -1,13 +1,18 @@
-"""Results measured elsewhere (CI runners, a GPU box: each a results directory, as asv
-and tfbench write one) merged into this project's results.
+"""Results measured elsewhere (CI runners, a GPU box: each a results directory, as asv and
+tfbench write one) merged into this project's results.
 
-Untrusted input, by the rules the report reads results with (tfbench.publish.results): a
-file that cannot be read, or whose names are not plain, is named and skipped. Nothing
-already in the results is lost: a file the sources hold replaces the one of the same name
-(a re-measurement of the same release and environment), every other file stays. A machine
-whose machine.json differs between sources, or from the one already in the results, and a
-benchmark described differently (another version of its code), are errors naming both
-files: nothing is written then.
+Untrusted input: a file is copied only if it is a regular file inside its source (no link
+is followed, none copied), in its place (each kept file under the folder of the machine
+that measured it: results/probes/<machine>/, packages/, gate/, explain/, upstream/), and
+of its form (tfbench.keptfiles, asv's results by tfbench.publish.results): anything else is
+named and skipped. The write-ups of a nightly bisection (issue.md, repro.py, plot.png) are
+not copied: they are rendered again from its bisect.json (`tfbench results merge`).
+
+Nothing already in the results is lost: a file the sources hold replaces the one of the
+same name (a re-measurement of the same release, environment and machine), every other
+file stays. A machine whose machine.json differs between sources, or from the one already
+in the results, and a benchmark described differently (another version of its code), are
+errors naming both files: nothing is written then.
 """
 
 from __future__ import annotations
@@ -15,16 +20,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from tfbench import formats
+from tfbench import grammar, keptfiles
 from tfbench.gate import kept
-from tfbench.publish import filed
-from tfbench.publish.results import MACHINE_NAME, readable_files, unsafe_benchmark
+from tfbench.publish import explained, filed
+from tfbench.publish.results import readable_files, unsafe_benchmark
 
-RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # <commit>-<environment>-<flavour>
-GATE_RUN = re.compile(r"v[0-9][0-9A-Za-z.]*-v[0-9][0-9A-Za-z.]*\.json")
+GATE_RUN = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}\.json")
 
 
 class MergeError(ValueError):
@@ -38,40 +44,21 @@ class Merged:
     skipped: list[str] = field(default_factory=list)  # each: the file, and why
 
 
-def _json(path: Path) -> object:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _name(pattern: re.Pattern[str], suffix: str) -> Callable[[str], bool]:
+    return lambda name: name.endswith(suffix) and bool(pattern.fullmatch(name[: -len(suffix)]))
 
 
-def _probes_file(path: Path) -> str | None:
-    """Why a probes file cannot be merged, or None."""
-    data = _json(path)
-    shaped = isinstance(data, dict) and all(
-        isinstance(points, dict) and all(isinstance(r, list) for r in points.values())
-        for costs, points in data.items()
-        if costs != formats.KEY
-    )
-    if not shaped:
-        return "not a probes file: {Costs class: {grid point: [repeats]}}"
-    return formats.problem(data, formats.PROBES, "probes file")
-
-
-def _packages_file(path: Path) -> str | None:
-    return None if path.read_text(encoding="utf-8").startswith("# ") else "not a packages record"
-
-
-def _gate_file(path: Path) -> str | None:
-    data = _json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        return "not a kept gate run: {rounds, rows}"
-    return formats.problem(data, formats.GATE_RUN, "kept gate run")
-
-
-def _bisection_file(path: Path) -> str | None:
-    return formats.problem(_json(path), formats.BISECTION, "bisect.json")
-
-
-def _regular_file(path: Path) -> str | None:
-    return None if path.is_file() else "not a regular file"
+# A kept file's folder under a source -> (the form of its name, its reader). Each lies in
+# the folder of the machine that measured it: FOLDER/<machine>/NAME (upstream: a report's
+# folder more).
+KEPT: dict[str, tuple[Callable[[str], bool], Callable[[Path], Any]]] = {
+    "probes": (_name(grammar.RECORD_NAME, ".json"), keptfiles.probes),
+    "packages": (_name(grammar.RECORD_NAME, ".txt"), keptfiles.packages),
+    kept.FOLDER: (GATE_RUN.fullmatch, keptfiles.gate_run),  # type: ignore[dict-item]
+    explained.FOLDER: (_name(grammar.TAG, ".json"), keptfiles.explained),
+    filed.FOLDER: ("bisect.json".__eq__, keptfiles.bisection),
+}
+RENDERED = ("issue.md", "repro.py", "plot.png")  # from a bisect.json, never copied
 
 
 class _Plan:
@@ -80,7 +67,8 @@ class _Plan:
     def __init__(self, target: Path):
         self.target = target
         self.files: dict[Path, Path] = {}
-        self.machines: dict[str, tuple[Path, object]] = {}  # name -> (machine.json, content)
+        # name -> (machine.json, its content, or why it cannot be read)
+        self.machines: dict[str, tuple[Path, dict | keptfiles.KeptFileError]] = {}
         self.benchmarks: dict[str, tuple[Path, dict]] = {}
         self.api_version: object = None  # benchmarks.json's own "version"
         self.skipped: list[str] = []
@@ -88,15 +76,19 @@ class _Plan:
         if own.is_file():
             self._benchmarks(own)
         for machine_json in target.glob("*/machine.json"):
-            self.machines[machine_json.parent.name] = (machine_json, _json(machine_json))
+            try:
+                content: dict | keptfiles.KeptFileError = keptfiles.machine(machine_json)
+            except keptfiles.KeptFileError as e:
+                content = e
+            self.machines[machine_json.parent.name] = (machine_json, content)
 
     def _benchmarks(self, path: Path) -> None:
         try:
-            index = _json(path)
+            index = keptfiles.load(path)
             if not isinstance(index, dict):
-                raise ValueError("not an object")
-        except (OSError, ValueError) as e:
-            self.skipped.append(f"{path}: unreadable ({e})")
+                raise keptfiles.KeptFileError(path, "not an object")
+        except keptfiles.KeptFileError as e:
+            self.skipped.append(f"{e}: skipped")
             return
         for name, bench in index.items():
             if name == "version":
@@ -115,8 +107,10 @@ class _Plan:
             self.benchmarks.setdefault(name, (path, bench))
 
     def _machine(self, machine_json: Path) -> None:
-        name, content = machine_json.parent.name, _json(machine_json)
+        name, content = machine_json.parent.name, keptfiles.machine(machine_json)
         seen = self.machines.get(name)
+        if seen and isinstance(seen[1], keptfiles.KeptFileError):
+            raise MergeError(f"{seen[1]} (the results' own: mend or remove it); nothing merged")
         if seen and seen[1] != content:
             raise MergeError(
                 f"machine {name} is described differently in {seen[0]} and {machine_json} "
@@ -125,61 +119,76 @@ class _Plan:
         self.machines.setdefault(name, (machine_json, content))
         self.files[Path(name) / "machine.json"] = machine_json
 
-    def _checked(self, path: Path, relative: Path, why) -> None:
-        try:
-            problem = why(path)
-        except (OSError, ValueError) as e:
-            problem = f"unreadable ({e})"
-        if problem:
-            self.skipped.append(f"{path}: {problem}: skipped")
-        else:
-            self.files[relative] = path
-
     def source(self, source: Path) -> None:
-        if (source / "benchmarks.json").is_file():
-            self._benchmarks(source / "benchmarks.json")
-        readable, problems = readable_files(source)
+        links = _links(source)
+        self.skipped += [f"{link}: a link, not followed: skipped" for link in sorted(links)]
+        index = source / "benchmarks.json"
+        if index.is_file() and index not in links:
+            self._benchmarks(index)
+        readable, problems = readable_files(source)  # refuses links itself
         self.skipped += [f"{p}: skipped" for p in problems]
         for machine_json, (name, results) in readable.items():
             self._machine(machine_json)
             for path, _ in results:
                 self.files[Path(name) / path.name] = path
-        for path in sorted(source.glob("packages/*")):
-            if path.suffix != ".txt" or not RECORD_NAME.fullmatch(path.stem):
-                self.skipped.append(f"{path}: not a packages record's name: skipped")
-                continue
-            self._checked(path, Path("packages") / path.name, _packages_file)
-        for path in sorted(source.glob("probes/*")):
-            if path.suffix != ".json" or not RECORD_NAME.fullmatch(path.stem):
-                self.skipped.append(f"{path}: not a probes file name: skipped")
-                continue
-            self._checked(path, Path("probes") / path.name, _probes_file)
-        for path in sorted(source.glob(f"{kept.FOLDER}/*/*")):
-            if not MACHINE_NAME.fullmatch(path.parent.name) or not GATE_RUN.fullmatch(path.name):
-                self.skipped.append(f"{path}: not a kept gate run's name: skipped")
-                continue
-            self._checked(path, Path(kept.FOLDER) / path.parent.name / path.name, _gate_file)
-        for path in sorted(source.glob(f"{filed.FOLDER}/*/*/*")):
-            report, machine = path.parent, path.parent.parent
-            if (
-                not MACHINE_NAME.fullmatch(machine.name)
-                or not filed.SLUG.fullmatch(report.name)
-                or path.name not in filed.FILES
-                or path.is_symlink()
-            ):
-                self.skipped.append(f"{path}: not a file of an upstream report: skipped")
-                continue
-            relative = Path(filed.FOLDER) / machine.name / report.name / path.name
-            check = _bisection_file if path.name == "bisect.json" else _regular_file
-            self._checked(path, relative, check)
+        for folder, (named, read) in KEPT.items():
+            for path in sorted((source / folder).rglob("*")):
+                if path in links or _under(path, links) or path.is_dir():
+                    continue
+                self._kept(source, path, folder, named, read)
+
+    def _kept(
+        self,
+        source: Path,
+        path: Path,
+        folder: str,
+        named: Callable[[str], bool],
+        read: Callable[[Path], Any],
+    ) -> None:
+        """A kept file: at FOLDER/<machine>/NAME (upstream: FOLDER/<machine>/<slug>/NAME),
+        of its name's form and its reader's."""
+        parts = path.relative_to(source / folder).parts
+        depth = 3 if folder == filed.FOLDER else 2
+        if folder == filed.FOLDER and len(parts) == 3 and parts[2] in RENDERED:
+            self.skipped.append(f"{path}: rendered again from bisect.json, not copied")
+            return
+        if (
+            len(parts) != depth
+            or not grammar.MACHINE.fullmatch(parts[0])
+            or (depth == 3 and not grammar.SLUG.fullmatch(parts[1]))
+            or not named(parts[-1])
+        ):
+            self.skipped.append(
+                f"{path}: not in its place ({folder}/<machine>/"
+                f"{'<report>/' * (depth == 3)}<name of its form>): skipped"
+            )
+            return
+        try:
+            read(path)
+        except keptfiles.KeptFileError as e:
+            self.skipped.append(f"{e}: skipped")
+            return
+        self.files[Path(folder, *parts)] = path
+
+
+def _links(source: Path) -> set[Path]:
+    """Every symbolic link under the source, not followed."""
+    found = set()
+    for top, dirs, files in os.walk(source):  # os.walk follows no link
+        found |= {Path(top, name) for name in [*dirs, *files] if Path(top, name).is_symlink()}
+    return found
+
+
+def _under(path: Path, links: set[Path]) -> bool:
+    return any(link in path.parents for link in links)
 
 
 def merge(sources: list[Path], target: Path) -> Merged:
     """Merge the results directories `sources` into `target` (MergeError: nothing done)."""
     plan = _Plan(target)
     for source in sources:
-        if not source.is_dir():
-            raise MergeError(f"{source}: no such results directory; nothing merged")
+        if source.is_symlink() or not source.is_dir():
+            raise MergeError(f"{source}: no such results directory (or a link); nothing merged")
         plan.source(source)
     done = Merged(skipped=plan.skipped)
     for relative, source in sorted(plan.files.items()):
@@ -197,8 +206,10 @@ def merge(sources: list[Path], target: Path) -> Merged:
 
 
 def _write(destination: Path, data: bytes) -> None:
-    """Whole or not at all: a reader never sees half a file."""
+    """Whole or not at all: a reader never sees half a file; a link there is replaced, not
+    written through."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_name(f".{destination.name}.partial")
+    partial.unlink(missing_ok=True)
     partial.write_bytes(data)
     os.replace(partial, destination)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,7 @@ from asv.commands.compare import _isna
 from asv.config import Config
 from asv.results import Results
 
-from tfbench import probes
+from tfbench import grammar, keptfiles, probes
 from tfbench.gate import readings
 from tfbench.history import pythons, releases, repo
 
@@ -71,9 +69,9 @@ def _reasons(kept: probes.Probes, tag: str) -> dict[tuple[str, str, str], str]:
 
 # Results come from other machines too: untrusted input. Names go into pages and into shell
 # commands the report suggests, so only these forms are read; anything else is a problem.
-MACHINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-BENCHMARK_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
-PARAM_VALUE = re.compile(r"[\w .+-]*|'[\w .+-]*'")  # asv's repr of a str, int, float, None
+MACHINE_NAME = grammar.MACHINE
+BENCHMARK_NAME = grammar.DOTTED
+PARAM_VALUE = grammar.LITERAL  # asv's repr of a str, int, float, None
 
 
 def unsafe_benchmark(name: str, bench: dict) -> str | None:
@@ -91,24 +89,13 @@ def unsafe_benchmark(name: str, bench: dict) -> str | None:
 
 
 def machine_name(machine_json: Path) -> str:
-    """The machine's name: machine.json's, which must be its directory's (as `asv machine`
-    writes it) and a plain name. ValueError otherwise: the directory is skipped by the
-    report and left out of the site alike."""
+    """The machine's name: machine.json's (tfbench.keptfiles: every field of its form, the
+    name its directory's). KeptFileError otherwise: the directory is skipped by the report
+    and left out of the site alike."""
     try:
-        name = json.loads(machine_json.read_text()).get("machine")
-    except (OSError, ValueError, AttributeError) as e:
-        raise ValueError(f"{machine_json}: unreadable ({e}): its results are skipped") from e
-    if not isinstance(name, str) or not MACHINE_NAME.fullmatch(name):
-        raise ValueError(
-            f"{machine_json}: machine name {name!r} refused (letters, digits, "
-            "'_', '.', '-'): its results are skipped"
-        )
-    if name != machine_json.parent.name:
-        raise ValueError(
-            f"{machine_json}: names machine {name!r}, not its directory "
-            f"{machine_json.parent.name!r}: its results are skipped"
-        )
-    return name
+        return keptfiles.machine(machine_json)["machine"]
+    except keptfiles.KeptFileError as e:
+        raise keptfiles.KeptFileError(machine_json, f"{e.why}: its results are skipped") from None
 
 
 Readable = dict[Path, tuple[str, list[tuple[Path, Results]]]]
@@ -122,6 +109,8 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
     problems = []
     for machine_json in sorted(results_dir.glob("*/machine.json")):
         try:
+            if machine_json.parent.is_symlink():
+                raise keptfiles.KeptFileError(machine_json.parent, "a link: skipped")
             name = machine_name(machine_json)
         except ValueError as e:
             problems.append(str(e))
@@ -131,18 +120,29 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
             if path.name == "machine.json":
                 continue
             try:
-                result = Results.load(str(path), machine_name=name)
-                bad = next(
-                    (k for k in result.get_all_result_keys() if not BENCHMARK_NAME.fullmatch(k)),
-                    None,
-                )
-                if bad is not None:
-                    raise ValueError(f"benchmark name {bad!r} is not dotted identifiers")
+                good[machine_json][1].append((path, _result(path, name)))
             except (util.UserError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
                 problems.append(f"{path}: {e}")
-                continue
-            good[machine_json][1].append((path, result))
     return good, problems
+
+
+def _result(path: Path, machine: str) -> Results:
+    """An asv results file, its names of the forms the report and the site show and the
+    paths of its probes and packages files are made of."""
+    if path.is_symlink():
+        raise ValueError("a link, not a results file")
+    result = Results.load(str(path), machine_name=machine)
+    bad = next((k for k in result.get_all_result_keys() if not BENCHMARK_NAME.fullmatch(k)), None)
+    if bad is not None:
+        raise ValueError(f"benchmark name {bad!r} is not dotted identifiers")
+    python = result.params.get("python", pythons.DEFAULT)
+    if not isinstance(python, str) or not grammar.PYTHON.fullmatch(python):
+        raise ValueError(f"python {python!r} is not of the form X.Y")
+    if not grammar.ENVIRONMENT.fullmatch(str(result.env_name)):
+        raise ValueError(f"environment name {result.env_name!r} is no plain name")
+    if not grammar.COMMIT.fullmatch(str(result.commit_hash)):
+        raise ValueError(f"commit {result.commit_hash!r} is no commit hash")
+    return result
 
 
 def _values(result: Results, versions: dict[str, str]):
@@ -189,14 +189,14 @@ def load(conf: Config) -> Data:
             if tag is None:
                 problems.append(f"{path}: commit {result.commit_hash[:8]} is no tracked release")
                 continue
-            python = str(result.params.get("python", pythons.DEFAULT))
+            python = result.params.get("python", pythons.DEFAULT)  # of its form (_result)
             if python != pythons.DEFAULT:  # another Python's results: kept apart
                 other = found.pythons.setdefault(python, {})
                 other.update({(k, c, tag): v[0] for k, c, v in _values(result, versions)})
                 continue
             found.values.update({(k, c, tag): v for k, c, v in _values(result, versions)})
             kept = probes.load_kept(
-                Path(conf.results_dir), result.commit_hash, result.env_name, problems
+                Path(conf.results_dir), name, result.commit_hash, result.env_name, problems
             )
             found.reasons.update(_reasons(kept, tag))
             side = found.sides.setdefault(tag, readings.Side())

@@ -105,5 +105,5 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
         raise PublishError(str(e)) from e
     write_report(data, built)
     for machine in data.machines:  # the reports to file upstream, linked from the report
-        filed.copy(Path(conf.results_dir), machine, built)
+        filed.render(Path(conf.results_dir), machine, built)
     return built

@@ -20,7 +20,7 @@ class Mallinfo2(ctypes.Structure):
 def main():
     import tensorflow as tf
 
-    with tf.device("/CPU:0"):
+    with tf.device('/CPU:0'):
         tf.reduce_sum(tf.ones((8, 8)) @ tf.ones((8, 8))).numpy()
     rss = psutil.Process().memory_info().rss
     version = f"{tf.__version__} ({tf.version.GIT_VERSION})"

@@ -1,0 +1,460 @@
+"""Every file tfbench keeps beside asv's results, read and checked in one place: the nightly
+bisection (bisect.json), the kept gate run, the probes file, the explaining run, the
+packages record and asv's machine.json (docs/formats.md).
+
+Kept files may come from another machine (`tfbench results merge`, a CI job, a pull
+request): a reader gets a typed record whose every field was checked against its form
+(tfbench.grammar) and nothing else of the file. A file that is not of its form raises
+KeptFileError naming the file and the field; no reader sees half of one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypedDict
+
+from tfbench import formats, grammar, scenarios, sweep
+from tfbench.grammar import Invalid, field, optional
+from tfbench.measure.record import FOOTPRINT, STATUSES
+
+MAX_BYTES = 64 << 20  # no kept file comes near: the largest bisect.json is 0.2 MiB
+KINDS = ("step", "drift", "none", "unknown")  # what a nightly bisection concludes
+DIRECTIONS = ("worse", "better", "rss only")  # of a gate row (tfbench.gate.rules)
+
+
+class KeptFileError(ValueError):
+    """A kept file that cannot be read or is not of its form: one line, naming the file and
+    the field."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path, self.why = Path(path), " ".join(problem.split())
+        super().__init__(f"{path}: {self.why}")
+
+
+def load(path: Path) -> Any:
+    """A kept file's JSON: a regular file (not a link), at most MAX_BYTES, UTF-8, strict
+    JSON (no NaN)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            raise KeptFileError(path, "not a regular file")
+        if path.stat().st_size > MAX_BYTES:
+            raise KeptFileError(path, f"larger than {MAX_BYTES >> 20} MiB")
+        return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
+    except (OSError, UnicodeDecodeError) as e:
+        raise KeptFileError(path, f"unreadable ({e})") from None
+    except ValueError as e:
+        if isinstance(e, KeptFileError):
+            raise
+        raise KeptFileError(path, f"not JSON ({e})") from None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read(path: Path, check: Callable[[Any], Any]) -> Any:
+    data = load(path)
+    try:
+        return check(data)
+    except Invalid as e:
+        raise KeptFileError(path, str(e)) from None
+
+
+def _format(data: dict[str, Any], expected: int) -> None:
+    found = data.get(formats.KEY, 1)  # kept before formats were numbered: format 1
+    if found != expected:
+        raise Invalid(formats.KEY, f"{found!r}; this tfbench reads format {expected}")
+
+
+# -- records: what a measurement kept ------------------------------------------------------
+
+_TEXTS = ("error", "heap_note", "method", "leak_basis", "tf_version", "release")
+_NUMBERS = (
+    "iterations",
+    "warmup",
+    "warmup_run",
+    "repeats",
+    "measured",
+    "budget_bytes",
+    "seconds_per_iteration",
+    "peak_increase_bytes",
+    "growth_bytes_per_iteration",
+    "retained_bytes_per_iteration",
+    "heap_peak_increase_bytes",
+    "allocator_peak_bytes",
+    "import_seconds",
+)
+_SERIES = ("rss_bytes", "heap_bytes")  # a footprint's number, a step's per-iteration list
+_INTERVALS = ("growth_interval", "retained_interval")
+
+
+def _interval(value: Any, where: str) -> list[float]:
+    found = grammar.each(value, where, grammar.number)
+    if len(found) != 2:
+        raise Invalid(where, f"{len(found)} numbers where an interval has 2")
+    return found
+
+
+def _series(value: Any, where: str) -> float | list[float]:
+    if isinstance(value, list):
+        return grammar.each(value, where, grammar.number)
+    return grammar.number(value, where)
+
+
+def record(value: Any, where: str) -> dict[str, Any]:
+    """A measured record as kept (tfbench.measure.record): its status, figures, verdicts,
+    intervals, counters and reasons, each of its form; nothing else is kept from it."""
+    data = grammar.obj(value, where)
+    checks: dict[str, Callable[[Any, str], Any]] = {
+        "status": grammar.one_of(STATUSES),
+        **dict.fromkeys(_TEXTS, optional(grammar.text)),
+        **dict.fromkeys(_NUMBERS, optional(grammar.number)),
+        **dict.fromkeys(_SERIES, optional(_series)),
+        **dict.fromkeys(("leak", "rss_leak"), optional(grammar.boolean)),
+        **dict.fromkeys(_INTERVALS, optional(_interval)),
+        "counters": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
+        "params": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
+        "device": grammar.device,
+    }
+    return {k: check(data[k], f"{where}.{k}") for k, check in checks.items() if k in data}
+
+
+# -- bisect.json: a nightly bisection ------------------------------------------------------
+
+
+class Build(TypedDict):
+    version: str
+    uploaded: str
+    git_version: str | None
+
+
+class Environment(TypedDict):
+    os: str
+    python: str
+    cpu: str
+
+
+class Limits(TypedDict):
+    iterations: int | None
+    warmup: int | None
+    budget_bytes: int | None
+    timeout_s: float
+
+
+class Bisection(TypedDict):
+    target: dict[str, Any]  # {scenario, params} (a catalog's) or {file, function}: a name
+    metric: str
+    kind: str
+    builds: list[Build]
+    readings: dict[str, list[dict[str, Any]]]  # nightly version -> records
+    broken: dict[str, str]  # nightly version -> why
+    last_good: str | None
+    first_bad: str | None
+    undecided: str | None
+    compare_url: str | None
+    old: str
+    new: str
+    releases: dict[str, list[dict[str, Any]]]  # release -> records
+    dependencies: list[str]  # name old -> new
+    packages: dict[str, list[str] | None]  # nightly version -> name==version
+    environment: Environment
+    repro: dict[str, str]  # nightly version -> what repro.py printed there
+    limits: Limits
+    seconds: float
+
+
+def target(value: Any, where: str = "target") -> dict[str, Any]:
+    """A target as kept: a catalog scenario and params it takes (footprint: its device), or
+    a user's function by its file's name alone (never a path to read)."""
+    data = grammar.obj(value, where)
+    if "scenario" in data:
+        sid = field(data, "scenario", grammar.scenario, where)
+        params = grammar.mapping(
+            data.get("params", {}), f"{where}.params", grammar.identifier, grammar.param_value
+        )
+        if sid == FOOTPRINT:
+            if set(params) - {"device"}:
+                raise Invalid(f"{where}.params", "footprint takes one param, device")
+            grammar.device(params.get("device", "CPU"), f"{where}.params.device")
+            return {"scenario": sid, "params": params}
+        try:
+            scenarios.get(sid).bind(params)
+        except scenarios.ParamError as e:
+            raise Invalid(where, str(e)) from None
+        return {"scenario": sid, "params": params}
+    file = Path(field(data, "file", grammar.text, where)).name
+    return {
+        "file": grammar.file_name(file, f"{where}.file"),
+        "function": field(data, "function", grammar.identifier, where),
+    }
+
+
+def _build(value: Any, where: str) -> Build:
+    data = grammar.obj(value, where)
+    return Build(
+        version=field(data, "version", grammar.nightly, where),
+        uploaded=field(data, "uploaded", grammar.uploaded, where),
+        git_version=optional(grammar.git_version)(data.get("git_version"), f"{where}.git_version"),
+    )
+
+
+def _records(value: Any, where: str) -> list[dict[str, Any]]:
+    return grammar.each(value, where, record)
+
+
+def _environment(value: Any, where: str) -> Environment:
+    data = grammar.obj(value, where)
+    return Environment(
+        os=field(data, "os", grammar.text, where),
+        python=field(data, "python", grammar.python_version, where),
+        cpu=field(data, "cpu", grammar.text, where),
+    )
+
+
+def _limits(value: Any, where: str) -> Limits:
+    data = grammar.obj(value, where)
+    count = optional(grammar.integer)
+    return Limits(
+        iterations=count(data.get("iterations"), f"{where}.iterations"),
+        warmup=count(data.get("warmup"), f"{where}.warmup"),
+        budget_bytes=count(data.get("budget_bytes"), f"{where}.budget_bytes"),
+        timeout_s=field(data, "timeout_s", grammar.number, where),
+    )
+
+
+def check_bisection(value: Any) -> Bisection:
+    """A bisection's every field of its form, the builds it names among those it covers."""
+    data = grammar.obj(value, "")
+    _format(data, formats.BISECTION)
+    builds = field(data, "builds", lambda v, f: grammar.each(v, f, _build))
+    if not builds:
+        raise Invalid("builds", "no build")
+    covered = {b["version"] for b in builds}
+
+    def build(v: Any, where: str) -> str:
+        if grammar.nightly(v, where) not in covered:
+            raise Invalid(where, f"{v!r} is no build of the bisection")
+        return v
+
+    def by_build(check: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+        return lambda v, f: grammar.mapping(v, f, build, check)
+
+    def by_release(check: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+        return lambda v, f: grammar.mapping(v, f, grammar.release, check)
+
+    return Bisection(
+        target=field(data, "target", target),
+        metric=field(data, "metric", grammar.one_of(sweep.METRICS)),
+        kind=field(data, "kind", grammar.one_of(KINDS)),
+        builds=builds,
+        readings=field(data, "readings", by_build(_records)),
+        broken=field(data, "broken", by_build(grammar.text)),
+        last_good=field(data, "last_good", optional(build)),
+        first_bad=field(data, "first_bad", optional(build)),
+        undecided=optional(build)(data.get("undecided"), "undecided"),
+        compare_url=field(data, "compare_url", optional(grammar.compare_url)),
+        old=field(data, "old", grammar.release),
+        new=field(data, "new", grammar.release),
+        releases=field(data, "releases", by_release(_records)),
+        dependencies=field(data, "dependencies", lambda v, f: grammar.each(v, f, _pin_change)),
+        packages=field(data, "packages", by_build(optional(_package_list))),
+        environment=field(data, "environment", _environment),
+        repro=field(data, "repro", by_build(grammar.text)),
+        limits=field(data, "limits", _limits),
+        seconds=field(data, "seconds", grammar.number),
+    )
+
+
+def _pin_change(value: Any, where: str) -> str:
+    return grammar.pin_change(value, where)
+
+
+def _package_list(value: Any, where: str) -> list[str]:
+    return grammar.each(value, where, grammar.package)
+
+
+def bisection(path: Path) -> Bisection:
+    """A kept bisect.json (KeptFileError: the file and the field)."""
+    return _read(path, check_bisection)
+
+
+# -- the kept gate run ---------------------------------------------------------------------
+
+
+class GateRow(TypedDict):
+    benchmark: str
+    params: dict[str, Any]  # each value as asv's param (a plain string, a number)
+    metric: str
+    direction: str
+    before: float | None
+    after: float | None
+    unit: str
+    evidence: str
+
+
+class GateShift(TypedDict):
+    metric: str
+    ratio: bool
+    amount: float
+    followed: int
+    points: int
+    scope: str | None
+    rows: list[GateRow]
+
+
+class GateRun(TypedDict):
+    rounds: int
+    rows: list[GateRow]
+    shifts: list[GateShift]
+
+
+def _row(value: Any, where: str) -> GateRow:
+    data = grammar.obj(value, where)
+    return GateRow(
+        benchmark=field(data, "benchmark", grammar.dotted, where),
+        params=field(
+            data,
+            "params",
+            lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
+            where,
+        ),
+        metric=field(data, "metric", grammar.identifier, where),
+        direction=field(data, "direction", grammar.one_of(DIRECTIONS), where),
+        before=field(data, "before", optional(grammar.number), where),
+        after=field(data, "after", optional(grammar.number), where),
+        unit=field(data, "unit", grammar.text, where),
+        evidence=field(data, "evidence", grammar.text, where),
+    )
+
+
+def _rows(value: Any, where: str) -> list[GateRow]:
+    return grammar.each(value, where, _row)
+
+
+def _shift(value: Any, where: str) -> GateShift:
+    data = grammar.obj(value, where)
+    return GateShift(
+        metric=field(data, "metric", grammar.identifier, where),
+        ratio=field(data, "ratio", grammar.boolean, where),
+        amount=field(data, "amount", grammar.number, where),
+        followed=field(data, "followed", grammar.integer, where),
+        points=field(data, "points", grammar.integer, where),
+        scope=optional(grammar.dotted)(data.get("scope"), f"{where}.scope"),
+        rows=_rows(data.get("rows", []), f"{where}.rows"),
+    )
+
+
+def check_gate_run(value: Any) -> GateRun:
+    data = grammar.obj(value, "")
+    _format(data, formats.GATE_RUN)
+    return GateRun(
+        rounds=field(data, "rounds", grammar.integer),
+        rows=field(data, "rows", _rows),
+        shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
+    )
+
+
+def gate_run(path: Path) -> GateRun:
+    """A kept gate run (results/gate/<machine>/<old>-<new>.json)."""
+    return _read(path, check_gate_run)
+
+
+# -- the probes file -----------------------------------------------------------------------
+
+Probes = dict[str, dict[str, list[dict[str, Any]]]]  # Costs class -> grid key -> records
+
+
+def check_probes(value: Any) -> Probes:
+    data = grammar.obj(value, "")
+    _format(data, formats.PROBES)
+    found: Probes = {}
+    for costs, points in data.items():
+        if costs == formats.KEY:
+            continue
+        grammar.identifier(costs, "Costs class")
+        found[costs] = grammar.mapping(points, costs, grammar.grid_key, _records)
+    return found
+
+
+def probes(path: Path) -> Probes:
+    """A probes file (results/probes/<machine>/<commit>-<env>-<kind>.json)."""
+    return _read(path, check_probes)
+
+
+# -- the explaining run --------------------------------------------------------------------
+
+
+class Explained(TypedDict):
+    release: str
+    points: dict[str, str]  # point -> its one-line conclusion, or why there is none
+
+
+def _explanation(value: Any, where: str) -> str:
+    data = grammar.obj(value, where)
+    conclusion = optional(grammar.text)(data.get("conclusion"), f"{where}.conclusion")
+    if conclusion:
+        return conclusion
+    status = field(data, "status", grammar.one_of(STATUSES), where)
+    error = optional(grammar.text)(data.get("error"), f"{where}.error")
+    return f"{status}: {error}"
+
+
+def check_explained(value: Any) -> Explained:
+    data = grammar.obj(value, "")
+    _format(data, formats.EXPLAINED)
+    return Explained(
+        release=field(data, "release", grammar.tag),
+        points=field(
+            data, "points", lambda v, f: grammar.mapping(v, f, grammar.point, _explanation)
+        ),
+    )
+
+
+def explained(path: Path) -> Explained:
+    """A kept explaining run (results/explain/<machine>/<tag>.json)."""
+    return _read(path, check_explained)
+
+
+# -- asv's machine.json and the packages record ---------------------------------------------
+
+MACHINE_FIELDS = ("arch", "cpu", "machine", "num_cpu", "os", "ram", "version")
+
+
+def check_machine(value: Any) -> dict[str, Any]:
+    data = grammar.obj(value, "")
+    found = {"machine": field(data, "machine", grammar.machine)}
+    for name in set(MACHINE_FIELDS) - {"machine", "version"}:
+        found[name] = optional(grammar.text)(data.get(name), name)
+    found["version"] = optional(grammar.integer)(data.get("version"), "version")
+    if set(data) - set(MACHINE_FIELDS):
+        raise Invalid(", ".join(sorted(set(data) - set(MACHINE_FIELDS))), "not asv's")
+    return found
+
+
+def machine(path: Path) -> dict[str, Any]:
+    """asv's machine.json, whose name must be its folder's."""
+    found = _read(path, check_machine)
+    if found["machine"] != path.parent.name:
+        raise KeptFileError(
+            path, f"machine: names {found['machine']!r}, not its folder {path.parent.name!r}"
+        )
+    return found
+
+
+def packages(path: Path) -> list[str]:
+    """What an asv environment held (results/packages/<machine>/<record>.txt): a `# ` header
+    line, then name==version a line."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
+            raise KeptFileError(path, "not a regular file of at most 64 MiB")
+        lines = path.read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise KeptFileError(path, f"unreadable ({e})") from None
+    if not lines or not lines[0].startswith("# "):
+        raise KeptFileError(path, "line 1: not a packages record's `# ` header")
+    try:
+        return [grammar.package(line, f"line {k}") for k, line in enumerate(lines[1:], 2) if line]
+    except Invalid as e:
+        raise KeptFileError(path, str(e)) from None
