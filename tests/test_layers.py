@@ -96,8 +96,9 @@ ALLOWED = {
         "versions",
         "nightly",
         "cli",
+        "__main__",
     },
-    "__main__": {"formats", "cli"},
+    "__main__": {"__main__", "cli"},
 }
 PACKAGE = ROOT / "tfbench"
 

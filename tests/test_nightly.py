@@ -179,9 +179,8 @@ def kept_bisection() -> dict:
 
 
 def test_the_upstream_report_follows_tensorflows_template(tmp_path):
-    from tfbench.nightly import upstream
-
     from tfbench import keptfiles
+    from tfbench.nightly import upstream
 
     written = upstream.render_again(keptfiles.check_bisection(kept_bisection()), tmp_path)
     issue = written["issue"].read_text()

@@ -164,28 +164,34 @@ def test_a_machine_described_differently_by_two_shards_is_an_error(tmp_path):
 
 def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
     target = tmp_path / "results"
-    (target / "packages").mkdir(parents=True)
-    (target / "packages" / "old-env-cpu.txt").write_text("# kept\n")
+    (target / "packages" / "m").mkdir(parents=True)
+    (target / "packages" / "m" / "00000000-env-cpu.txt").write_text("# kept\n")
     shard = _shard(tmp_path, "a", "one")
     (shard / "m" / "deadbeef-env.json").write_bytes(b"\xff")  # not UTF-8
-    (shard / "packages").mkdir()
-    (shard / "packages" / "new-env-cpu.txt").write_text("# requirements\nnumpy==2.0\n")
-    (shard / "packages" / "notes.md").write_text("x")
-    (shard / "probes").mkdir()
-    (shard / "probes" / "abc-env-cpu.json").write_text("[1, 2]")
-    (shard / "probes" / "abd-env-cpu.json").write_text('{"C": {"k": [{}]}, "format": 1}')
-    (shard / "probes" / "abe-env-cpu.json").write_text('{"C": {"k": [{}]}, "format": 2}')
+    (shard / "packages" / "m").mkdir(parents=True)
+    (shard / "packages" / "m" / "abcdef01-env-cpu.txt").write_text("# lock\nnumpy==2.0\n")
+    (shard / "packages" / "m" / "notes.md").write_text("x")
+    (shard / "packages" / "abcdef02-env-cpu.txt").write_text("# lock\n")  # no machine
+    (shard / "probes" / "m").mkdir(parents=True)
+    (shard / "probes" / "m" / "abcdef0c-env-cpu.json").write_text("[1, 2]")
+    (shard / "probes" / "m" / "abcdef0d-env-cpu.json").write_text(
+        '{"C": {"k": [{"status": "ok"}]}, "format": 1}'
+    )
+    (shard / "probes" / "m" / "abcdef0e-env-cpu.json").write_text(
+        '{"C": {"k": [{}]}, "format": 2}'
+    )
     done = merge.merge([shard], target)
     assert sorted(map(str, done.added)) == [
         "m/machine.json",
-        "packages/new-env-cpu.txt",
-        "probes/abd-env-cpu.json",
+        "packages/m/abcdef01-env-cpu.txt",
+        "probes/m/abcdef0d-env-cpu.json",
     ]
-    assert any("abe-env-cpu.json: probes file: format 2" in s for s in done.skipped)
+    assert any("abcdef0e-env-cpu.json: format: 2; this tfbench reads" in s for s in done.skipped)
     assert any("deadbeef-env.json" in s for s in done.skipped)
-    assert any("abc-env-cpu.json: not a probes file" in s for s in done.skipped)
-    assert any("notes.md: not a packages record's name" in s for s in done.skipped)
-    assert (target / "packages" / "old-env-cpu.txt").read_text() == "# kept\n"
+    assert any("abcdef0c-env-cpu.json: list where an object" in s for s in done.skipped)
+    assert any("notes.md: not in its place" in s for s in done.skipped)
+    assert any("abcdef02-env-cpu.txt: not in its place" in s for s in done.skipped)
+    assert (target / "packages" / "m" / "00000000-env-cpu.txt").read_text() == "# kept\n"
 
 
 def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection(tmp_path):
@@ -238,4 +244,5 @@ def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection
     issue = (kept.parent / "issue.md").read_text()
     assert "compare/abc0001...abc0003" in issue and (kept.parent / "repro.py").is_file()
     merged = merge.merge([results], tmp_path / "merged")
-    assert Path("upstream") / "gha-test" / slug / "issue.md" in merged.added
+    assert Path("upstream") / "gha-test" / slug / "bisect.json" in merged.added
+    assert any(f"{slug}/issue.md: rendered again from bisect.json" in s for s in merged.skipped)

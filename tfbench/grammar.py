@@ -47,9 +47,10 @@ GRID_KEY = re.compile(r"[A-Za-z0-9_ .+|-]{0,400}")  # a probe grid point: its va
 POINT = re.compile(  # a grid point as the report names it: family(param values)
     rf"{DOTTED.pattern}(?:\((?:{LITERAL.pattern})(?:, (?:{LITERAL.pattern}))*\))?"
 )
-RECORD_NAME = re.compile(
-    r"[0-9a-f]{8}-[A-Za-z0-9_.-]{1,100}-(?:cpu|gpu)"
-)  # <commit8>-<env>-<kind>
+COMMIT = re.compile(r"[0-9a-f]{8,40}")  # a git commit's hash, or its first digits
+ENVIRONMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")  # asv's environment name
+# a probes or packages record: <commit8>-<environment>-<cpu|gpu>
+RECORD_NAME = re.compile(rf"[0-9a-f]{{8}}-{ENVIRONMENT.pattern}-(?:cpu|gpu)")
 TEXT_LIMIT = 1 << 20  # characters of free text (an error, a log): shown escaped, never parsed
 
 

@@ -5,10 +5,12 @@ in `output`."""
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
-import traceback
 
 from tfbench import escape
+from tfbench.__main__ import EXIT_CRASH, crashed
 from tfbench.cli import (
     bisect,
     catalog,
@@ -23,7 +25,7 @@ from tfbench.cli import (
     upstream,
     versions,
 )
-from tfbench.cli.common import EXIT_BAD_INPUT, EXIT_CRASH, BadInput
+from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 from tfbench.keptfiles import KeptFileError
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_CRASH", "parse", "main"]
@@ -83,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tfbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # its reader stopped reading (| head): as a killed pipe's writer
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except Exception:
-        traceback.print_exc()
-        print(f"tfbench: crashed (exit {EXIT_CRASH}): a fault of tfbench's own", file=sys.stderr)
-        return EXIT_CRASH
+        return crashed()

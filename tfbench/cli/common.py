@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from tfbench.targets import Limits, Target
 
 EXIT_BAD_INPUT = 2
-EXIT_CRASH = 70  # sysexits' EX_SOFTWARE: never a command's verdict
 DEFAULT_PYTHON = "3.11"  # tfbench.history.pythons.DEFAULT, without importing the history
 FLAVOURS = ("cpu", "gpu")
 Subcommands = argparse._SubParsersAction  # what each command's add() registers itself on
@@ -210,9 +209,9 @@ def config(args: argparse.Namespace) -> Path:
 
 def machine(name: str) -> str:
     """An asv machine name, by the rule results from other machines are read with."""
-    from tfbench.publish.results import MACHINE_NAME
+    from tfbench.grammar import MACHINE
 
-    if not MACHINE_NAME.fullmatch(name):
+    if not MACHINE.fullmatch(name):
         raise BadInput(f"--machine {name!r}: letters, digits, '_', '.', '-' only")
     return name
 

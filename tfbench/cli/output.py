@@ -134,15 +134,14 @@ def _value(v: float | None, unit: str) -> str:
 
 def gate_markdown(rows: list, old: str, new: str) -> str:
     """The rows as a Markdown table (a CI job's summary)."""
-    from tfbench.publish.markdown import escape
-
-    head = f"### `tfbench gate {old} {new}`: {len(rows)} change(s)\n"
+    head = f"### {escape.code(f'tfbench gate {old} {new}')}: {len(rows)} change(s)\n"
     if not rows:
         return head + "\nNo change beyond the floors.\n"
     lines = [head, "| | point | metric | before | after | evidence |", "|---|---|---|---|---|---|"]
     for r in rows:
         before, after = (_value(v, r.unit) for v in (r.before, r.after))
-        cells = [r.direction, f"`{escape(r.name)}`", r.metric, before, after, escape(r.evidence)]
+        md = escape.markdown
+        cells = [r.direction, escape.code(r.name), md(r.metric), before, after, md(r.evidence)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

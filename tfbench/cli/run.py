@@ -69,10 +69,12 @@ def run(args: argparse.Namespace) -> int:
     except envs.EnvError as e:
         raise BadInput(str(e)) from None
     revisions = args.range or f"v{found[-1]}^!"
-    # asv finds pythonX.Y on PATH: the interpreter's own directory first
-    env = dict(os.environ, PATH=f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    machine = common.machine(args.machine or Machine.get_unique_machine_name())
+    # asv finds pythonX.Y on PATH: the interpreter's own directory first; the machine names
+    # the folder of the run's probes and packages records
+    path = f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = dict(os.environ, PATH=path, TFBENCH_MACHINE=machine)
     # `asv machine --yes --machine NAME` would overwrite NAME's record with the name alone
-    machine = args.machine or Machine.get_unique_machine_name()
     asvruns.ensure_machine(machine)
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
     command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]

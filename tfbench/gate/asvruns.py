@@ -220,6 +220,7 @@ class AsvBackend:
             ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
             TFBENCH_WHEELS=r.flavour,
             TFBENCH_REPEATS="1",
+            TFBENCH_MACHINE=r.machine,
         )
         log = run_dir / "asv.log"
         with log.open("w") as out:

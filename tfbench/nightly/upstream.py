@@ -59,12 +59,12 @@ def figures_table(data: Bisection) -> list[str]:
             f"| tensorflow-cpu {md(release)} (release) | | {_interval(metric, readings)} |"
         )
     for b in data["builds"]:
-        readings = data["readings"].get(b["version"])
-        if readings:
+        read = data["readings"].get(b["version"])
+        if read:
             mark = {data["last_good"]: " (last good)", data["first_bad"]: " (first bad)"}
             rows.append(
                 f"| tf-nightly {md(b['version'])}{mark.get(b['version'], '')} | "
-                f"{escape.code(b['git_version'] or '')} | {_interval(metric, readings)} |"
+                f"{escape.code(b['git_version'] or '')} | {_interval(metric, read)} |"
             )
     rows += [f"| tf-nightly {md(v)} | | skipped: {md(why)} |" for v, why in data["broken"].items()]
     return rows

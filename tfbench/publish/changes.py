@@ -9,11 +9,11 @@ grid point, both releases interleaved, by the same rules.
 from __future__ import annotations
 
 import dataclasses
-import shlex
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfbench import escape
 from tfbench.gate import kept, shifts
 from tfbench.gate.rules import Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
@@ -112,7 +112,7 @@ class Changes:
         point = point_pattern(f"{family}COSTS.METHOD({combo}")
         point = point.replace("COSTS", "(Costs)?").replace("METHOD", r"\w+").removesuffix("$")
         point += r"\)$" if whole else ""
-        return shlex.join(
+        return escape.command(
             ["tfbench", "gate", *self.pair, "--machine", self.machine, "--bench", point]
         )
 
@@ -130,7 +130,7 @@ def gate_command(row: Change, machine: str, pair: tuple[str, str]) -> str:
     benchmark's regex against `name(param, ...)`. Every value is shell-quoted: names come
     from results."""
     point = point_pattern(row.name)
-    return shlex.join(["tfbench", "gate", *pair, "--machine", machine, "--bench", point])
+    return escape.command(["tfbench", "gate", *pair, "--machine", machine, "--bench", point])
 
 
 def _items(rows: list[Change], machine: str, pair: tuple[str, str]) -> list[Item]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import html
 import math
-import shlex
 
+from tfbench import escape
 from tfbench.history.releases import label as release_label
 from tfbench.publish.changes import Changes
 from tfbench.publish.filed import WHERE_MEASURED
@@ -221,7 +221,7 @@ def _newest(m: MachineReport) -> list[str]:
     pair = " &rarr; ".join(html.escape(release_label(t)) for t in s.newest.pair)
     out = [f'<h3 id="newest">Newest release: {pair}</h3>', *_changes(s.newest)]
     if not s.remeasured:
-        command = shlex.join(["tfbench", "gate", *s.newest.pair, "--machine", m.name])
+        command = escape.command(["tfbench", "gate", *s.newest.pair, "--machine", m.name])
         out.append(
             f"<p>Not re-measured on this machine yet: <code>{html.escape(command)}</code></p>"
         )
@@ -281,7 +281,7 @@ def _why(m: MachineReport) -> list[str]:
         "in a traced run of its own.</p>"
     ]
     if not any(m.why.values()):
-        command = shlex.join(["tfbench", "explain", "--leaking", "--machine", m.name])
+        command = escape.command(["tfbench", "explain", "--leaking", "--machine", m.name])
         return [
             *out,
             f"<p>{len(m.why)} point(s) leak; not explained on this machine yet: "

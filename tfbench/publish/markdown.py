@@ -7,10 +7,9 @@ text. Claims are this project's own Markdown.
 
 from __future__ import annotations
 
-import html
-import re
-import shlex
-
+from tfbench.escape import code
+from tfbench.escape import command as shell
+from tfbench.escape import markdown as escape
 from tfbench.history.releases import label
 from tfbench.publish.changes import Changes
 from tfbench.publish.filed import WHERE_MEASURED
@@ -26,14 +25,6 @@ from tfbench.publish.report import (
     summary_lines,
     verdict_parts,
 )
-
-_SPECIAL = re.compile(r"([\\`*\[\]|])")
-
-
-def escape(text: str) -> str:
-    """Untrusted text as Markdown text: HTML's metacharacters as entities, Markdown's escaped."""
-    return _SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
-
 
 HEAD = ["| point | direction | what changed | re-measure |", "|---|---|---|---|"]
 
@@ -59,7 +50,7 @@ def _rows(changes: Changes, first: str = "") -> list[str]:
             point.alike
         )
         name = escape(point.name + alike)
-        out.append(f"| {first}{name} | {point.direction} | {what} | `{point.command}` |")
+        out.append(f"| {first}{name} | {point.direction} | {what} | {code(point.command)} |")
     return out
 
 
@@ -114,8 +105,8 @@ def _newest(m: MachineReport) -> list[str]:
     out = ["", f"### Newest release: {' -> '.join(escape(label(t)) for t in pair)}", ""]
     out += _changes(s.newest)
     if not s.remeasured:
-        command = shlex.join(["tfbench", "gate", *pair, "--machine", m.name])
-        out += ["", f"Not re-measured on this machine yet: `{command}`"]
+        command = shell(["tfbench", "gate", *pair, "--machine", m.name])
+        out += ["", f"Not re-measured on this machine yet: {code(command)}"]
     return out
 
 
@@ -125,10 +116,10 @@ def _why(m: MachineReport) -> list[str]:
     newest = escape(label(m.releases[-1]))
     out = ["", f"### Why they leak on {newest} (`tfbench explain`: its own traced run)", ""]
     if not any(m.why.values()):
-        command = shlex.join(["tfbench", "explain", "--leaking", "--machine", m.name])
+        command = shell(["tfbench", "explain", "--leaking", "--machine", m.name])
         return [
             *out,
-            f"{len(m.why)} point(s) leak; not explained on this machine yet: `{command}`",
+            f"{len(m.why)} point(s) leak; not explained on this machine yet: {code(command)}",
         ]
     return out + [
         f"- {escape(name)}: {escape(why or 'not explained')}" for name, why in m.why.items()
@@ -165,8 +156,8 @@ def _pythons(m: MachineReport) -> list[str]:
             "No point's leak verdict, retained bytes or heap peak differs beyond the floors.",
         ]
     return out + [
-        f"- {escape(f.point)}, Python {f.python}: {escape(f.text)}"
-        + (f" (`{f.command}`)" if f.command else "")
+        f"- {escape(f.point)}, Python {escape(f.python)}: {escape(f.text)}"
+        + (f" ({code(f.command)})" if f.command else "")
         for f in s.findings
     ]
 

@@ -5,10 +5,9 @@ finding, with the command that measures it again on both Pythons."""
 from __future__ import annotations
 
 import itertools
-import shlex
 from dataclasses import dataclass
 
-from tfbench import floors
+from tfbench import escape, floors
 from tfbench.history import pythons
 from tfbench.publish import families
 from tfbench.publish.results import MachineResults
@@ -67,10 +66,11 @@ def _command(family: families.Family, combo: tuple, release: str, python: str) -
         return None
     sid, params = scenario
     args = [f"--param={k}={v}" for k, v in params.items()]
-    command = shlex.join(
-        ["tfbench", "measure", sid, *args, "--releases", release.removeprefix("v")]
-    )
-    return f"{command} --python {python}  # and --python {pythons.DEFAULT}"
+    command = [
+        *("tfbench", "measure", sid, *args),
+        *("--releases", release.removeprefix("v"), "--python", python),
+    ]
+    return f"{escape.command(command)}  # and --python {pythons.DEFAULT}"
 
 
 def across_pythons(machine: MachineResults, fams: list[families.Family]) -> PythonSection | None:
