@@ -36,7 +36,16 @@ ALLOWED = {
     "targets": {"formats", "units", "measure", "scenarios", "targets"},
     "history": {"formats", "units", "history"},
     "sweep": {"formats", "units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
-    "keptfiles": {"formats", "grammar", "units", "measure", "scenarios", "sweep", "keptfiles"},
+    "keptfiles": {
+        "formats",
+        "grammar",
+        "units",
+        "measure",
+        "scenarios",
+        "sweep",
+        "history",
+        "keptfiles",
+    },
     "probes": {
         "formats",
         "grammar",

@@ -41,6 +41,8 @@ UPLOADED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+
 MACHINE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")  # asv's machine name, a folder
 SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,199}")  # a report's folder
 FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,199}\.py")  # a user's step file
+# asv's description of a machine (CPU, OS): its site shows it as HTML in a tooltip
+MACHINE_TEXT = re.compile(r"[A-Za-z0-9 _.,:;()@/+#*=-]{0,200}")
 PLAIN = re.compile(r"[A-Za-z0-9_ .+-]{0,100}")  # a param's string value
 LITERAL = re.compile(r"[A-Za-z0-9_ .+-]{0,100}|'[A-Za-z0-9_ .+-]{0,100}'")  # asv's repr
 GRID_KEY = re.compile(r"[A-Za-z0-9_ .+|-]{0,400}")  # a probe grid point: its values joined by |
@@ -81,6 +83,7 @@ git_version = matching(GIT_VERSION)
 compare_url = matching(COMPARE_URL)
 uploaded = matching(UPLOADED)
 machine = matching(MACHINE)
+machine_text = matching(MACHINE_TEXT)
 slug = matching(SLUG)
 file_name = matching(FILE_NAME)
 literal = matching(LITERAL)

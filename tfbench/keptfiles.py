@@ -17,6 +17,7 @@ from typing import Any, TypedDict
 
 from tfbench import formats, grammar, scenarios, sweep
 from tfbench.grammar import Invalid, field, optional
+from tfbench.history.envsync import record_name
 from tfbench.measure.record import FOOTPRINT, STATUSES
 
 MAX_BYTES = 64 << 20  # no kept file comes near: the largest bisect.json is 0.2 MiB
@@ -383,6 +384,22 @@ def probes(path: Path) -> Probes:
     return _read(path, check_probes)
 
 
+def probes_beside(
+    results_dir: Path, machine: str, commit: str, env_name: str, problems: list[str] | None = None
+) -> Probes:
+    """The probe repeats kept beside one results file of `machine` (tfbench.probes.keep); a
+    file that is not of its form is left out and named in `problems`."""
+    kept: Probes = {}
+    pattern = f"{record_name(commit, env_name, '*')}.json"
+    for found in sorted((results_dir / "probes" / machine).glob(pattern)):
+        try:
+            kept.update(probes(found))
+        except KeptFileError as e:
+            if problems is not None:
+                problems.append(str(e))
+    return kept
+
+
 # -- the explaining run --------------------------------------------------------------------
 
 
@@ -423,10 +440,11 @@ MACHINE_FIELDS = ("arch", "cpu", "machine", "num_cpu", "os", "ram", "version")
 
 
 def check_machine(value: Any) -> dict[str, Any]:
+    """asv's fields only, each plain text: asv's site shows them as HTML."""
     data = grammar.obj(value, "")
     found = {"machine": field(data, "machine", grammar.machine)}
-    for name in set(MACHINE_FIELDS) - {"machine", "version"}:
-        found[name] = optional(grammar.text)(data.get(name), name)
+    for name in ("arch", "cpu", "num_cpu", "os", "ram"):
+        found[name] = optional(grammar.machine_text)(data.get(name), name)
     found["version"] = optional(grammar.integer)(data.get("version"), "version")
     if set(data) - set(MACHINE_FIELDS):
         raise Invalid(", ".join(sorted(set(data) - set(MACHINE_FIELDS))), "not asv's")

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import floors, formats, grammar, keptfiles, scenarios
+from tfbench import floors, formats, scenarios
 from tfbench.history import asvconf
-from tfbench.history.envsync import asv_machine, record_name
+from tfbench.history.envsync import asv_machine, folder_name, record_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
@@ -190,7 +190,7 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
     except (OSError, ValueError):
         return None
     machine = asv_machine()
-    if not grammar.MACHINE.fullmatch(machine):
+    if not folder_name(machine):
         print(f"tfbench: probes not kept: machine name {machine!r} is no folder's", flush=True)
         return None
     kept_path = path(
@@ -201,7 +201,7 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
         os.environ.get("TFBENCH_WHEELS", "cpu"),
     )
     try:  # this run's earlier classes: this machine's own file
-        kept: dict[str, Any] = keptfiles.check_probes(json.loads(kept_path.read_text()))
+        kept = json.loads(kept_path.read_text())
     except (OSError, ValueError):
         kept = {}
     kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
@@ -209,20 +209,3 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
     kept_path.parent.mkdir(parents=True, exist_ok=True)
     kept_path.write_text(json.dumps(kept, indent=1, sort_keys=True))
     return kept_path
-
-
-def load_kept(
-    results_dir: Path, machine: str, commit: str, env_name: str, problems: list[str] | None = None
-) -> Probes:
-    """The probe repeats kept beside one results file of `machine`, every field checked
-    (tfbench.keptfiles); a file that is not of its form is left out and named in
-    `problems`."""
-    kept: Probes = {}
-    pattern = f"{record_name(commit, env_name, '*')}.json"
-    for found in sorted((results_dir / "probes" / machine).glob(pattern)):
-        try:
-            kept.update(keptfiles.probes(found))
-        except keptfiles.KeptFileError as e:
-            if problems is not None:
-                problems.append(str(e))
-    return kept

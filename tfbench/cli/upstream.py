@@ -164,7 +164,8 @@ def report(
         repro.source(target, limits.iterations or 1, limits.warmup or 1)
     except repro.NotInlined as e:
         raise BadInput(f"no reproducer of {e}") from None
-    if args.again or not kept.exists():
+    again = args.again or not kept.exists()
+    if again:
         found = nightly.bisect_between(
             target, limits, old, new, metric, args.env_dir, common.progress
         )
@@ -174,9 +175,9 @@ def report(
         found["environment"] = upstream.environment()
         found["repro"] = nightly.reproduce(found, target, limits, args.env_dir, common.progress)
         nightly.write(found, kept)
-    else:
-        common.progress(f"the kept bisection: {kept}")
     data = nightly.read(kept)  # what is written up is what the file holds, checked
+    if not again:
+        common.progress(f"the kept bisection: {kept}")
     written = upstream.write(data, target, folder)
     print(output.nightly(data))
     for what, path in written.items():

@@ -16,7 +16,7 @@ from typing import Any
 
 from asv.results import Results
 
-from tfbench import probes
+from tfbench import keptfiles, probes
 from tfbench.probes import FIGURES, GridPoint, Probes
 
 Point = tuple[str, tuple[str, ...]]  # (benchmark, combo): a GridPoint, or the plain tuple
@@ -112,6 +112,8 @@ def read_side(results_dirs: list[Path], machine: str, commit: str) -> Side:
     for results_dir in results_dirs:
         for path in sorted((results_dir / machine).glob(f"{commit[:8]}-*.json")):
             result = Results.load(str(path), machine_name=machine)
-            kept = probes.load_kept(results_dir, machine, result.commit_hash, result.env_name)
+            kept = keptfiles.probes_beside(
+                results_dir, machine, result.commit_hash, result.env_name
+            )
             add_result(side, result, kept)
     return side

@@ -73,6 +73,12 @@ def asv_machine() -> str:
     return _default_machine()
 
 
+def folder_name(machine: str) -> bool:
+    """Whether a machine's name can name its folder of kept files (tfbench.grammar.MACHINE:
+    this module runs where tfbench is not installed)."""
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", machine) is not None
+
+
 def _option(argv: list[str], name: str) -> str | None:
     for k, word in enumerate(argv):
         if word == name and k + 1 < len(argv):
@@ -163,7 +169,7 @@ def main(build_dir: str, record_dir: str) -> None:
         os.environ.get("ASV_COMMIT", "unknown"), os.environ.get("ASV_ENV_NAME", "env"), flavour
     )
     machine = asv_machine()
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}", machine):  # tfbench.grammar.MACHINE
+    if not folder_name(machine):
         sys.exit(f"envsync: machine name {machine!r} is no folder's; nothing recorded")
     record = Path(record_dir) / machine / f"{name}.txt"
     record.parent.mkdir(parents=True, exist_ok=True)

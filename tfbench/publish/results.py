@@ -195,7 +195,7 @@ def load(conf: Config) -> Data:
                 other.update({(k, c, tag): v[0] for k, c, v in _values(result, versions)})
                 continue
             found.values.update({(k, c, tag): v for k, c, v in _values(result, versions)})
-            kept = probes.load_kept(
+            kept = keptfiles.probes_beside(
                 Path(conf.results_dir), name, result.commit_hash, result.env_name, problems
             )
             found.reasons.update(_reasons(kept, tag))

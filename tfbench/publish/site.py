@@ -33,11 +33,15 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def write_report(data: results.Data, html_dir: Path) -> None:
-    """report.md and report.html, from one Report."""
+    """report.md and report.html, from one Report; the reports filed upstream they link,
+    rendered from their checked bisect.json."""
     built = report.build(data)
     html_dir.mkdir(parents=True, exist_ok=True)
     _write_atomic(html_dir / "report.md", markdown.render(built))
     _write_atomic(html_dir / "report.html", html.render(built))
+    for machine in data.machines:
+        if data.results_dir is not None:
+            filed.render(data.results_dir, machine, html_dir)
 
 
 def read(conf_path: str | Path) -> results.Data:
@@ -104,6 +108,4 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     except assets.AssetError as e:
         raise PublishError(str(e)) from e
     write_report(data, built)
-    for machine in data.machines:  # the reports to file upstream, linked from the report
-        filed.render(Path(conf.results_dir), machine, built)
     return built
