@@ -93,7 +93,7 @@ def test_injected_names_are_refused_or_escaped(tmp_path, npm_cache):
         text = (html / page).read_text()
         assert "<img src=x" not in text and "<b>bold" not in text, page
     md = (html / "report.md").read_text()
-    assert "dotted identifiers" in md and "refused" in md  # named, not shown
+    assert "dotted identifiers" in md and "machine: 'm$(touch" in md  # named, not shown
     assert SHELL not in (html / "index.json").read_text()
     assert not any("onerror" in str(p) or "Hostile" in str(p) for p in html.rglob("*"))
     assert not (tmp_path / "PWNED").exists()
@@ -103,8 +103,8 @@ def test_report_md_escapes_what_it_shows(tmp_path, npm_cache):
     """A reason kept beside the results is text, not Markdown or HTML."""
     results = newest_results(tmp_path / "results")
     commit = history_tags()["v2.21.0"][:8]
-    (results / "probes").mkdir()
-    (results / "probes" / f"{commit}-virtualenv-py3.11-cpu.json").write_text(
+    (results / "probes" / MACHINE).mkdir(parents=True)
+    (results / "probes" / MACHINE / f"{commit}-virtualenv-py3.11-cpu.json").write_text(
         json.dumps(
             {
                 "AccumulationCosts": {
@@ -130,7 +130,7 @@ def test_a_machine_json_naming_another_machine_is_skipped_by_both(tmp_path, npm_
     assert run.returncode == 0, run.stderr
     md = (tmp_path / "html" / "report.md").read_text()
     assert md.count(f"## Machine {MACHINE}") == 1 and "## Machine renamed" not in md
-    assert "renamed/machine.json: names machine" in md  # named as skipped
+    assert "renamed/machine.json: machine: names 'linux-2cpu-24gb'" in md  # named as skipped
     index = json.loads((tmp_path / "html" / "index.json").read_text())
     assert index["params"]["machine"] == [MACHINE]
 
