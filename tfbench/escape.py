@@ -9,7 +9,9 @@ import re
 import shlex
 from collections.abc import Iterable
 
-_SPECIAL = re.compile(r"([\\`*_\[\]|#~@])")  # @ and # also: no mention, no issue link
+# @ and # also: no mention, no issue link; `_` where it could open or close emphasis (an
+# identifier's inner underscores cannot)
+_SPECIAL = re.compile(r"([\\`*\[\]|#~@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 # what makes a line a block when it starts one: a list item's marker, a setext underline
 _LINE_START = re.compile(r"^(\s*(?:\d{1,9})?)([-+.)=])(?=\s|$|[-=]+\s*$)")
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp)(:)|\b(www)(\.)")

@@ -136,8 +136,8 @@ def _result(path: Path, machine: str) -> Results:
     if bad is not None:
         raise ValueError(f"benchmark name {bad!r} is not dotted identifiers")
     python = result.params.get("python", pythons.DEFAULT)
-    if not isinstance(python, str) or not grammar.PYTHON.fullmatch(python):
-        raise ValueError(f"python {python!r} is not of the form X.Y")
+    if not isinstance(python, str) or not grammar.PYTHON_PARAM.fullmatch(python):
+        raise ValueError(f"python {python!r} is neither X.Y nor an interpreter's path")
     if not grammar.ENVIRONMENT.fullmatch(str(result.env_name)):
         raise ValueError(f"environment name {result.env_name!r} is no plain name")
     if not grammar.COMMIT.fullmatch(str(result.commit_hash)):
