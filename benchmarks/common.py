@@ -21,7 +21,7 @@ from typing import Any
 # benchmark from that process: importing TensorFlow here spares each one the import.
 import tensorflow  # noqa: F401
 
-from tfbench import probes, scenarios, targets, versions
+from tfbench import figures, probes, scenarios, targets, versions
 from tfbench.measure import child
 from tfbench.measure.devices import Unsupported
 
@@ -117,11 +117,11 @@ class StepBenchmark(_Family):
 
 
 def track(method: str) -> Callable[..., Any]:
-    """asv's `track_` benchmark of a probe figure (tfbench.probes.FIGURES): skipped where
-    the grid point has no such figure."""
+    """asv's `track_` benchmark of a probe figure (tfbench.figures): skipped where the
+    grid point has no such figure."""
 
     def track(self, cache, *params):
-        found = probes.value(self.result, method)
+        found = figures.BY_METHOD[method].of(self.result)
         if found is None:
             from asv_runner.benchmarks.mark import SkipNotImplemented
 
@@ -129,7 +129,7 @@ def track(method: str) -> Callable[..., Any]:
         return found
 
     track.__name__ = track.__qualname__ = method
-    track.unit = probes.FIGURES[method].unit
+    track.unit = figures.BY_METHOD[method].unit
     return track
 
 

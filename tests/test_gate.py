@@ -401,4 +401,4 @@ def test_evidence_is_a_sentence_with_units():
     (row,) = found("m.C.time_step", ms, [[1.3e-3 * v / 1e-3 for v in run] for run in ms])
     assert row.evidence.startswith("time 1 ms -> 1.31 ms (x1.30, floor 15%); every run")
     (row,) = found("m.CCosts.track_graph_ops", [[5.0, 5.0]], [[7.0, 7.0]])
-    assert row.evidence.startswith("count 5 operations -> 7 operations")
+    assert row.evidence.startswith("graph operations 5 operations -> 7 operations")

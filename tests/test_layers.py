@@ -29,21 +29,19 @@ ALLOWED = {
     "grammar": {"grammar"},
     "escape": {"escape"},
     "floors": {"formats", "units", "floors"},
+    "figures": {"units", "floors", "figures"},
     "sources": {"formats", "sources"},
     "versions": {"formats", "units", "sources", "versions"},
     "measure": {"formats", "units", "measure"},
     "scenarios": {"formats", "units", "measure", "scenarios"},
     "targets": {"formats", "units", "measure", "scenarios", "targets"},
     "history": {"formats", "units", "history"},
-    "sweep": {"formats", "units", "floors", "measure", "scenarios", "targets", "history", "sweep"},
+    "sweep": {
+        *("formats", "units", "floors", "figures", "measure", "scenarios", "targets"),
+        *("history", "sweep"),
+    },
     "keptfiles": {
-        "formats",
-        "grammar",
-        "units",
-        "measure",
-        "scenarios",
-        "sweep",
-        "history",
+        *("formats", "grammar", "units", "figures", "measure", "scenarios", "history"),
         "keptfiles",
     },
     "probes": {
@@ -59,8 +57,12 @@ ALLOWED = {
         "probes",
     },
     "explain": {"formats", "units", "measure", "targets", "history", "explain"},
-    "gate": {"formats", "keptfiles", "units", "floors", "history", "measure", "probes", "gate"},
+    "gate": {
+        *("formats", "keptfiles", "units", "floors", "figures", "history", "measure"),
+        *("probes", "gate"),
+    },
     "nightly": {
+        "figures",
         "formats",
         "grammar",
         "escape",
@@ -75,6 +77,7 @@ ALLOWED = {
         "nightly",
     },
     "publish": {
+        "figures",
         "formats",
         "grammar",
         "escape",
@@ -89,6 +92,7 @@ ALLOWED = {
         "publish",
     },
     "cli": {
+        "figures",
         "formats",
         "grammar",
         "escape",

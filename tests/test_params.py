@@ -48,4 +48,6 @@ def test_units():
     assert format_seconds(0.0009997) == "1 ms" and format_seconds(0) == "0 ns"
     assert format_seconds(0.0025) == "2.5 ms" and format_seconds(3e-8) == "30 ns"
     assert format_value(2048, "bytes/iteration") == "2 KiB/it"
-    assert format_value(7, "operations") == "7"
+    assert format_value(7, "operations") == "7 operations"
+    assert format_value(2048, "bytes/iteration", ".2f", per="call") == "2.00 KiB/call"
+    assert format_value(1, "leak (1) or flat (0)") == "LEAK" and format_value(None, "s") == "n/a"

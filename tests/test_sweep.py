@@ -94,7 +94,7 @@ def test_bisection_measures_log2_releases_and_names_the_first_that_differs():
 
 
 def test_an_unknown_metric_is_refused():
-    with pytest.raises(ValueError, match="choose from leak, retained, heap-peak, growth"):
+    with pytest.raises(ValueError, match="choose from leak, retained, heap-peak, time, growth"):
         sweep.bisect(lambda v, label="": reading(v), ["a", "b"], "speed")
 
 

@@ -59,3 +59,13 @@ def heap_peak(values: list[float]) -> float:
 def leaking_peak(values: list[float]) -> float:
     """A leaking pattern's peak is its growth over the window: read as precisely as that."""
     return max(PEAK_FLOOR, GROWTH_SHARE * _largest(values))
+
+
+def time(values: list[float]) -> float:
+    """Two single measurements' times (bisect): a ratio beyond TIME_RATIO of the smaller."""
+    return (TIME_RATIO - 1) * min(map(abs, values))
+
+
+def process_peak(values: list[float]) -> float:
+    """A whole process's peak RSS (asv's peakmem_)."""
+    return PEAKMEM_FLOOR

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
-from tfbench import formats, grammar, scenarios, sweep
+from tfbench import figures, formats, grammar, scenarios
 from tfbench.grammar import Invalid, field, optional
 from tfbench.history.envsync import record_name
 from tfbench.measure.record import FOOTPRINT, STATUSES
@@ -72,23 +72,14 @@ def _format(data: dict[str, Any], expected: int) -> None:
 # -- records: what a measurement kept ------------------------------------------------------
 
 _TEXTS = ("error", "heap_note", "method", "leak_basis", "tf_version", "release")
-_NUMBERS = (
-    "iterations",
-    "warmup",
-    "warmup_run",
-    "repeats",
-    "measured",
-    "budget_bytes",
-    "seconds_per_iteration",
-    "peak_increase_bytes",
-    "growth_bytes_per_iteration",
-    "retained_bytes_per_iteration",
-    "heap_peak_increase_bytes",
-    "allocator_peak_bytes",
-    "import_seconds",
-)
-_SERIES = ("rss_bytes", "heap_bytes")  # a footprint's number, a step's per-iteration list
-_INTERVALS = ("growth_interval", "retained_interval")
+# every figure's field (tfbench.figures) and a measurement's own counts; a footprint's RSS
+# and heap are a number, a step's a list (after each iteration)
+_SERIES = ("rss_bytes", "heap_bytes")
+_NUMBERS = tuple(
+    {f.field for f in figures.FIGURES if f.field and f.kind != figures.VERDICT} - set(_SERIES)
+) + ("iterations", "warmup", "warmup_run", "repeats", "measured", "budget_bytes", "import_seconds")
+_VERDICTS = ("leak", "rss_leak")
+_INTERVALS = tuple(f.interval for f in figures.FIGURES if f.interval)
 
 
 def _interval(value: Any, where: str) -> list[float]:
@@ -113,7 +104,7 @@ def record(value: Any, where: str) -> dict[str, Any]:
         **dict.fromkeys(_TEXTS, optional(grammar.text)),
         **dict.fromkeys(_NUMBERS, optional(grammar.number)),
         **dict.fromkeys(_SERIES, optional(_series)),
-        **dict.fromkeys(("leak", "rss_leak"), optional(grammar.boolean)),
+        **dict.fromkeys(_VERDICTS, optional(grammar.boolean)),
         **dict.fromkeys(_INTERVALS, optional(_interval)),
         "counters": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
         "params": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
@@ -247,7 +238,7 @@ def check_bisection(value: Any) -> Bisection:
 
     return Bisection(
         target=field(data, "target", target),
-        metric=field(data, "metric", grammar.one_of(sweep.METRICS)),
+        metric=field(data, "metric", grammar.one_of(figures.BISECTED)),
         kind=field(data, "kind", grammar.one_of(KINDS)),
         builds=builds,
         readings=field(data, "readings", by_build(_records)),

@@ -3,8 +3,7 @@ everything else (the gate, the report) reads it back.
 
 - A family's grid: its first param is `variant`, and `FAMILY.variant` names the scenario;
   the other params are the scenario's. A grid point's key joins its values with "|".
-- FIGURES: each `track_` benchmark -> its Metric: the record's figure it reports, asv's
-  unit, its name and its floor (the one registry: the gate and the report read it).
+- What each `track_` benchmark reports of a probe's record: tfbench.figures.
 - The probes file: every repeat of every grid point (status, reason, figures), beside
   asv's results, which keep one number a point:
   RESULTS/probes/<machine>/<commit>-<env>-<flavour>.json (named like results/packages/),
@@ -17,12 +16,11 @@ import ast
 import itertools
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import floors, formats, scenarios
+from tfbench import formats, scenarios
 from tfbench.history import asvconf
 from tfbench.history.envsync import asv_machine, folder_name, record_name
 from tfbench.measure import record
@@ -30,70 +28,11 @@ from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
 from tfbench.targets import ScenarioTarget, Target, measure_spawned
 
-Floor = Callable[[list[float]], float]
-
-
-def _exact(values: list[float]) -> float:
-    return 0.0  # a count: any difference is one
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A probe figure a `track_` benchmark reports: the one home of its record field, asv
-    unit, the name the gate and the report give it, and how far apart two sides' readings
-    must be to count as a change (tfbench.floors; None: the leak verdict's own rule)."""
-
-    field: str  # the record's key, or the name of one of its counters
-    unit: str  # asv's unit of the track_ benchmark
-    label: str  # in the gate's evidence
-    floor: Floor | None
-    grid: bool = True  # read by a probe grid; False: its own process, asv measures it again
-
-
-def _constant(size: float) -> Floor:
-    return lambda values: size
-
-
-FIGURES = {
-    "track_peak_increase": Metric("peak_increase_bytes", "bytes", "peak increase", floors.peak),
-    "track_growth_per_iteration": Metric(
-        "growth_bytes_per_iteration", "bytes/iteration", "growth", floors.growth
-    ),
-    "track_retained_per_iteration": Metric(
-        "retained_bytes_per_iteration", "bytes/iteration", "retained", floors.retained
-    ),
-    "track_heap_peak_increase": Metric(
-        "heap_peak_increase_bytes", "bytes", "heap peak increase", floors.heap_peak
-    ),
-    # asv flags a release that leaks
-    "track_leak": Metric("leak", "leak (1) or flat (0)", "leak", None),
-    "track_allocator_peak": Metric("allocator_peak_bytes", "bytes", "allocator peak", floors.peak),
-    "track_graph_ops": Metric("graph_ops", "operations", "count", _exact),
-    "track_traces": Metric("traces", "traces", "count", _exact),
-    "track_graph_ops_per_call": Metric("graph_ops_per_call", "operations/call", "count", _exact),
-    # tfbench.scenarios.footprint: a fresh process, TensorFlow imported and started
-    "track_footprint_rss": Metric(
-        "rss_bytes", "bytes", "footprint RSS", _constant(floors.FOOTPRINT_RSS_FLOOR), grid=False
-    ),
-    "track_footprint_heap": Metric(
-        "heap_bytes", "bytes", "footprint heap", _constant(floors.FOOTPRINT_HEAP_FLOOR), grid=False
-    ),
-}
-
 Grid = dict[str, list[Record]]  # key -> each repeat's record
 Probes = dict[str, Grid]  # Costs class -> its grid, as kept
 # Every probe grid point is measured in this many fresh processes: a comparison then sees
 # each side's spread, not one number. `tfbench gate` measures once per round instead.
 REPEATS = int(os.environ.get("TFBENCH_REPEATS", "3"))
-
-
-def value(probed: Mapping[str, Any], method: str) -> float | None:
-    """The figure a `track_` method reports, from a probe record (whole or kept): a record
-    field, else one of its counters; a verdict as 1 or 0; None where it has none."""
-    name = FIGURES[method].field
-    counters = probed.get("counters")
-    found = probed.get(name, counters.get(name) if isinstance(counters, dict) else None)
-    return int(found) if isinstance(found, bool) else found
 
 
 def key(values: Iterable[Any]) -> str:

@@ -18,58 +18,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tfbench import floors, targets
+from tfbench import figures, targets
 from tfbench.history import envs, pythons
 from tfbench.measure.record import Record, measured
 
-METRICS = (
-    *("leak", "retained", "heap-peak", "growth", "peak", "time"),
-    *("footprint-rss", "footprint-heap"),
-)
-
 Say = Callable[[str], None]
-# metric -> (the figure, its 95% interval, its floor); (the figure, its floor)
-SLOPES = {
-    "retained": ("retained_bytes_per_iteration", "retained_interval", floors.retained),
-    "growth": ("growth_bytes_per_iteration", "growth_interval", floors.growth),
-}
-PEAKS = {
-    "heap-peak": ("heap_peak_increase_bytes", floors.heap_peak),
-    "peak": ("peak_increase_bytes", floors.peak),
-    # the target `footprint`: TensorFlow imported and started, in a fresh process
-    "footprint-rss": ("rss_bytes", lambda values: floors.FOOTPRINT_RSS_FLOOR),
-    "footprint-heap": ("heap_bytes", lambda values: floors.FOOTPRINT_HEAP_FLOOR),
-}
-
-
-def floor(metric: str, values: list[float]) -> float:
-    """How far apart readings `values` (both sides') of a metric must be to count as a change
-    (time: TIME_RATIO of the smaller)."""
-    if metric == "time":
-        return (floors.TIME_RATIO - 1) * min(map(abs, values))
-    return (SLOPES.get(metric) or PEAKS[metric])[-1](values)
 
 
 def differ(metric: str, a: Record, b: Record) -> bool:
     """Whether b's behaviour differs from a's on this metric (see the module's rules)."""
+    figure = figures.named(metric)
     if not (measured(a) and measured(b)):
         return a["status"] != b["status"] or metric == "leak" and a.get("leak") != b.get("leak")
-    if metric == "leak":
+    if figure.kind == figures.VERDICT:
         return a["leak"] != b["leak"]
-    if metric in SLOPES:
-        figure, interval, floor = SLOPES[metric]
-        if a.get(interval) is None or b.get(interval) is None:
-            return False  # not read on one side (no heap figures there)
-        (lo_a, hi_a), (lo_b, hi_b) = a[interval], b[interval]
-        apart = lo_b > hi_a or lo_a > hi_b
-        ga, gb = a[figure], b[figure]
-        return apart and abs(gb - ga) > floor([ga, gb])
-    if metric in PEAKS:
-        figure, floor = PEAKS[metric]
-        pa, pb = a.get(figure), b.get(figure)
-        return pa is not None and pb is not None and abs(pb - pa) > floor([pa, pb])
-    ta, tb = a["seconds_per_iteration"], b["seconds_per_iteration"]
-    return max(ta, tb) > floors.TIME_RATIO * min(ta, tb)
+    va, vb = figure.of(a), figure.of(b)
+    if va is None or vb is None:
+        return False  # not read on one side (no heap figures there)
+    if figure.interval:  # a slope: its 95% intervals must part too
+        ia, ib = a.get(figure.interval), b.get(figure.interval)
+        if ia is None or ib is None or not (ib[0] > ia[1] or ia[0] > ib[1]):
+            return False
+    return abs(vb - va) > figures.floor(metric, [va, vb])
 
 
 @dataclass
@@ -126,8 +96,7 @@ class Bisection:
 def bisect(run: Runner, versions: list[str], metric: str) -> Bisection:
     """The first release in `versions` (oldest first) whose behaviour differs from the
     oldest's, measuring as few as a bisection needs."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+    figures.named(metric)  # ValueError naming the choices
     readings: list[Record] = []
 
     def at(i: int) -> Record:

@@ -28,6 +28,11 @@ def format_bytes(n: float | None, spec: str = ".3g") -> str:
     return _scaled(n, (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)), spec)
 
 
+def format_precise(n: float | None) -> str:
+    """Bytes to two decimals (1.00 MiB): a measurement's own figures, as the CLI prints them."""
+    return format_bytes(n, ".2f")
+
+
 def format_seconds(s: float | None) -> str:
     """2.5 ms, 1.2 s; n/a for None."""
     if s is None:
@@ -35,12 +40,16 @@ def format_seconds(s: float | None) -> str:
     return _scaled(s, (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)), ".3g")
 
 
-def format_value(value: float | None, unit: str) -> str:
-    """A benchmark value in asv's unit for it (seconds, bytes, bytes/iteration, or a count)."""
+def format_value(value: float | None, unit: str, spec: str = ".3g", per: str = "it") -> str:
+    """A figure in asv's unit for it (tfbench.figures): a time, bytes (a slope's bytes
+    `per` iteration or call), a verdict (LEAK or flat), a count with its unit; n/a for
+    None. The one way a figure is printed."""
     if value is None:
         return "n/a"
     if unit == "seconds":
         return format_seconds(value)
     if unit.startswith("bytes"):
-        return format_bytes(value) + ("/it" if "iteration" in unit else "")
-    return f"{value:g}"
+        return format_bytes(value, spec) + (f"/{per}" if "/" in unit else "")
+    if unit.startswith("leak"):
+        return "LEAK" if value >= 0.5 else "flat"
+    return f"{value:g} {unit}".rstrip()

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from tfbench import figures
 from tfbench.cli import common, measure, output
 from tfbench.cli.common import Subcommands
 
@@ -44,10 +45,11 @@ def add(sub: Subcommands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfbench.sweep import METRICS, bisect
+    from tfbench.sweep import bisect
 
-    if args.metric not in METRICS:
-        raise common.BadInput(f"unknown metric {args.metric!r}; choose from {', '.join(METRICS)}")
+    if args.metric not in figures.BISECTED:
+        known = ", ".join(figures.BISECTED)
+        raise common.BadInput(f"unknown metric {args.metric!r}; choose from {known}")
     target = common.target(args.target, args.param)
     if args.nightlies:
         return nightlies(args, target)

@@ -10,14 +10,11 @@ from packaging.version import Version
 from tfbench import escape
 from tfbench.measure.record import RSS_ONLY, Record, measured, rss_only_growth, stopped_in_warmup
 from tfbench.measure.verdict import MIN_READINGS
-from tfbench.units import format_bytes
+from tfbench.units import format_precise as exact
+from tfbench.units import format_value
 
 if TYPE_CHECKING:
     from tfbench.sweep import Bisection
-
-
-def _bytes(n: float | None) -> str:
-    return format_bytes(n, ".2f")
 
 
 def _params(r: Record) -> str:
@@ -52,10 +49,10 @@ def result(r: Record) -> str:
         f"  iterations             {ran}",
         f"  time per iteration     {seconds}",
         *_heap_lines(r, verdict),
-        f"  RSS peak increase      {_bytes(r['peak_increase_bytes'])}   (method {r['method']})",
-        f"  RSS growth/iteration   {_bytes(r['growth_bytes_per_iteration'])}/iteration"
+        f"  RSS peak increase      {exact(r['peak_increase_bytes'])}   (method {r['method']})",
+        f"  RSS growth/iteration   {exact(r['growth_bytes_per_iteration'])}/iteration"
         + (f"   -> {verdict}" if r.get("leak_basis") != "heap" else ""),
-        f"  allocator peak         {_bytes(r.get('allocator_peak_bytes'))}",
+        f"  allocator peak         {exact(r.get('allocator_peak_bytes'))}",
     ]
     if rss_only_growth(r):
         lines.append(f"  note: {RSS_ONLY}")
@@ -68,11 +65,11 @@ def _heap_lines(r: Record, verdict: str) -> list[str]:
     if r.get("retained_bytes_per_iteration") is not None:
         low, high = r["retained_interval"]
         lines.append(
-            f"  retained/iteration     {_bytes(r['retained_bytes_per_iteration'])}/iteration"
-            f" [{_bytes(low)}, {_bytes(high)}]   -> {verdict}"
+            f"  retained/iteration     {exact(r['retained_bytes_per_iteration'])}/iteration"
+            f" [{exact(low)}, {exact(high)}]   -> {verdict}"
         )
     if r.get("heap_peak_increase_bytes") is not None:
-        lines.append(f"  heap peak increase     {_bytes(r['heap_peak_increase_bytes'])}   (exact)")
+        lines.append(f"  heap peak increase     {exact(r['heap_peak_increase_bytes'])}   (exact)")
     if r.get("heap_note"):
         lines.append(f"  heap: {r['heap_note']}")
     return lines
@@ -85,14 +82,14 @@ def _row(r: Record) -> str:
     retained = r.get("retained_bytes_per_iteration")
     interval = r.get("retained_interval") or (None, None)
     kept = (
-        f"{_bytes(retained):>11} [{_bytes(interval[0])}, {_bytes(interval[1])}]"
+        f"{exact(retained):>11} [{exact(interval[0])}, {exact(interval[1])}]"
         if retained is not None
         else f"{'n/a':>11}"
     )
     return (
         f"{r['release']:<9} {r['seconds_per_iteration'] * 1e3:>9.3f} ms  "
-        f"{_bytes(r.get('heap_peak_increase_bytes')):>11}  {kept}"
-        f"  {_bytes(r['peak_increase_bytes']):>11}  {_bytes(r['growth_bytes_per_iteration']):>11}"
+        f"{exact(r.get('heap_peak_increase_bytes')):>11}  {kept}"
+        f"  {exact(r['peak_increase_bytes']):>11}  {exact(r['growth_bytes_per_iteration']):>11}"
         f"  {verdict}{'*' if rss_only_growth(r) else ''}  {r['status']}"
     )
 
@@ -128,10 +125,6 @@ def bisection(found: Bisection) -> str:
     return "\n".join([head, "readings (release order):", HEADER, *rows])
 
 
-def _value(v: float | None, unit: str) -> str:
-    return "none" if v is None else _bytes(v) if "bytes" in unit else f"{v:.4g} {unit}"
-
-
 def gate_markdown(rows: list, old: str, new: str) -> str:
     """The rows as a Markdown table (a CI job's summary)."""
     head = f"### {escape.code(f'tfbench gate {old} {new}')}: {len(rows)} change(s)\n"
@@ -139,7 +132,7 @@ def gate_markdown(rows: list, old: str, new: str) -> str:
         return head + "\nNo change beyond the floors.\n"
     lines = [head, "| | point | metric | before | after | evidence |", "|---|---|---|---|---|---|"]
     for r in rows:
-        before, after = (_value(v, r.unit) for v in (r.before, r.after))
+        before, after = (format_value(v, r.unit) for v in (r.before, r.after))
         md = escape.markdown
         cells = [r.direction, escape.code(r.name), md(r.metric), before, after, md(r.evidence)]
         lines.append("| " + " | ".join(cells) + " |")
@@ -152,7 +145,7 @@ def gate(rows: list, old: str, new: str) -> str:
         return f"{old} -> {new}: no change beyond the floors"
     out = [f"{old} -> {new}: {len(rows)} change(s)"]
     for r in rows:
-        before, after = (_value(v, r.unit) for v in (r.before, r.after))
+        before, after = (format_value(v, r.unit) for v in (r.before, r.after))
         out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
         out.append(f"         {r.evidence}")
     return "\n".join(out)
@@ -168,7 +161,7 @@ def _tf(found: dict) -> str:
         f"open Sessions {tf.get('sessions') or 0:+.3g}",
     ]
     if tf.get("gpu_bytes") is not None:
-        parts.append(f"GPU memory {_bytes(tf['gpu_bytes'])}")
+        parts.append(f"GPU memory {exact(tf['gpu_bytes'])}")
     return ", ".join(parts) + " a call"
 
 
@@ -177,11 +170,11 @@ def _kept_lines(found: dict) -> list[str]:
     verdict = "LEAK" if found["leak"] else "flat"
     rss, retained = found["rss_bytes_per_call"], found.get("retained_bytes_per_call")
     if retained is None:
-        return [f"  RSS growth             {_bytes(rss):>12}/call  {verdict} (heap not read)"]
+        return [f"  RSS growth             {exact(rss):>12}/call  {verdict} (heap not read)"]
     return [
-        f"  kept (the heap)        {_bytes(retained):>12}/call  {verdict}",
-        f"  RSS growth             {_bytes(rss):>12}/call  of which not given back "
-        f"{_bytes(found.get('unreturned_bytes_per_call'))}/call",
+        f"  kept (the heap)        {exact(retained):>12}/call  {verdict}",
+        f"  RSS growth             {exact(rss):>12}/call  of which not given back "
+        f"{exact(found.get('unreturned_bytes_per_call'))}/call",
     ]
 
 
@@ -202,22 +195,20 @@ def explanation(found: dict) -> str:
         f" {found['iterations']} calls a window after {found['warmup']} warm-up"
         " (explain's own run: traced, its figures are its own)",
         *_kept_lines(found),
-        f"  Python (tracemalloc)   {_bytes(found['python_bytes_per_call']):>12}/call  "
+        f"  Python (tracemalloc)   {exact(found['python_bytes_per_call']):>12}/call  "
         f"{share(found['python_bytes_per_call'])}",
-        *(f"    {s['where']}  {_bytes(s['bytes_per_call'])}/call" for s in found["sites"]),
+        *(f"    {s['where']}  {exact(s['bytes_per_call'])}/call" for s in found["sites"]),
         "  objects                "
         + (", ".join(f"{o['per_call']:+.3g} {o['type']}" for o in found["objects"]) or "none")
         + " a call" * bool(found["objects"]),
         f"  TensorFlow             {_tf(found)}",
-        f"  native, unowned        {_bytes(found['native_bytes_per_call']):>12}/call  "
+        f"  native, unowned        {exact(found['native_bytes_per_call']):>12}/call  "
         f"{share(found['native_bytes_per_call'])}",
     ]
     memray = found["native"]
     if memray.get("available"):
-        lines.append(f"    memray: {_bytes(memray['bytes_per_call'])}/call never freed")
-        lines += [
-            f"    {s['where']}  {_bytes(s['bytes_per_call'])}/call" for s in memray["stacks"]
-        ]
+        lines.append(f"    memray: {exact(memray['bytes_per_call'])}/call never freed")
+        lines += [f"    {s['where']}  {exact(s['bytes_per_call'])}/call" for s in memray["stacks"]]
     else:
         lines.append(f"    native stacks unavailable: {memray.get('why')}")
     return "\n".join([*lines, f"  -> {found['conclusion']}"])

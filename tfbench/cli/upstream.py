@@ -10,21 +10,16 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tfbench import figures
 from tfbench.cli import common, output
 from tfbench.cli.common import BadInput, Subcommands
 
 if TYPE_CHECKING:
     from tfbench.targets import Target
 
-# A row's benchmark method -> the bisected metric (tfbench.sweep.METRICS)
-METRIC_OF = {
-    "track_retained_per_iteration": "retained",
-    "track_heap_peak_increase": "heap-peak",
-    "track_growth_per_iteration": "growth",
-    "track_peak_increase": "peak",
-    "track_leak": "leak",
-    "time_step": "time",
-}
+# A row's benchmark method -> the figure bisected (tfbench.figures: those a single
+# measurement reads; the table's order is the order a gate's worse rows are taken in)
+METRIC_OF = {f.method: f.name for f in figures.FIGURES if f.bisect}
 ROW = re.compile(r"^(?P<bench>[\w.]+)\((?P<params>.*)\)$")
 READINGS = 3  # of each release's figure: fresh processes, as the suite's probe
 
@@ -89,14 +84,8 @@ def _split(params: str) -> list[str]:
     return [repr(v) for v in values]
 
 
-# Of a gate's worse rows, these first (what the heap and the verdict say), then the rest.
-ORDER = ("leak", "retained", "heap-peak", "time", "growth", "peak")
-
-
 def run(args: argparse.Namespace) -> int:
     from asv.machine import Machine
-
-    from tfbench.sweep import METRICS
 
     config = common.config(args)
     versions = common.release_range(args.range or common.tracked()[-2:])
@@ -107,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         return 0 if codes and all(c == 0 for c in codes) else 1
     found = row_target(args.target, config)
     target, metric = found or (common.target(args.target, args.param), args.metric or "retained")
-    if metric not in METRICS:
-        raise BadInput(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+    if metric not in figures.BISECTED:
+        raise BadInput(f"unknown metric {metric!r}; choose from {', '.join(figures.BISECTED)}")
     return report(args, target, metric, versions, machine, config)
 
 
@@ -137,7 +126,7 @@ def gate_rows(
         target = found[0]
         before, after = row["before"] or 0.0, row["after"] or 0.0
         change = abs(after - before) / max(abs(before), 1e-12)
-        ranked.append((ORDER.index(metric), -change, target, metric))
+        ranked.append((figures.BISECTED.index(metric), -change, target, metric))
     ranked.sort(key=lambda r: (r[0], r[1]))
     return [(target, metric) for _, _, target, metric in ranked[:top]]
 

@@ -16,8 +16,9 @@ from typing import Any
 
 from asv.results import Results
 
-from tfbench import keptfiles, probes
-from tfbench.probes import FIGURES, GridPoint, Probes
+from tfbench import keptfiles
+from tfbench.figures import PROBED as FIGURES
+from tfbench.probes import GridPoint, Probes
 
 Point = tuple[str, tuple[str, ...]]  # (benchmark, combo): a GridPoint, or the plain tuple
 
@@ -91,7 +92,7 @@ def add_probed(side: Side, point: Point, repeats: list[dict]) -> None:
     """The point's figure from each of the probe's repeats (kept records) of its grid point."""
     method = point[0].rpartition(".")[2]
     for r in repeats:
-        side.add(point, probes.value(r, method), f"{r.get('status')}: {r.get('error')}")
+        side.add(point, FIGURES[method].of(r), f"{r.get('status')}: {r.get('error')}")
 
 
 def add_again(side: Side, again: dict[Point, list[dict]]) -> None:

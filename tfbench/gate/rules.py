@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from asv._stats import mann_whitney_u
 
-from tfbench import floors, probes
+from tfbench import figures
 from tfbench.floors import TIME_APART, TIME_FLOOR
 from tfbench.gate.readings import Point, Side, pooled
 from tfbench.keptfiles import DIRECTIONS
@@ -88,21 +88,15 @@ def _apart(floor: Callable[[list[float]], float], what: str):
             return None
         return sign, (
             f"{what} {_span(a, unit)} -> {_span(b, unit)}, apart by more than "
-            f"{_value(gap, unit)} ({_readings(len(a), len(b))})"
+            f"{format_value(gap, unit)} ({_readings(len(a), len(b))})"
         )
 
     return rule
 
 
-def _value(value: float, unit: str) -> str:
-    """A reading with its unit: bytes and seconds scaled, counts named."""
-    text = format_value(value, unit)
-    return text if unit == "seconds" or unit.startswith("bytes") or not unit else f"{text} {unit}"
-
-
 def _span(values: list[float], unit: str) -> str:
     """The lowest to the highest reading, in the unit (one number where they are one)."""
-    low, high = (_value(v, unit) for v in (min(values), max(values)))
+    low, high = (format_value(v, unit) for v in (min(values), max(values)))
     if low == high:
         return low
     (low_n, _, low_u), (high_n, _, high_u) = low.partition(" "), high.partition(" ")
@@ -192,34 +186,26 @@ def leak_rule(a_runs: Runs, b_runs: Runs, unit: str = "") -> Found:
     )
 
 
-# asv's own figures by prefix; the probe's track_ figures by name (probes.FIGURES)
-PREFIXED = {
-    "time_": time_rule,
-    "peakmem_": _apart(lambda values: floors.PEAKMEM_FLOOR, "process peak"),
-}
-RULES = {
-    method: _apart(metric.floor, metric.label) if metric.floor else leak_rule
-    for method, metric in probes.FIGURES.items()
-}
+def _rule(figure: figures.Figure) -> Callable[..., Found]:
+    if figure.kind == figures.TIME:
+        return time_rule
+    if figure.floor is None:
+        return leak_rule
+    return _apart(figure.floor, figure.label)
 
 
+RULES = {f.method: _rule(f) for f in figures.FIGURES}
 # The peak of a pattern that leaks is its growth over the window: read as precisely as that.
 LEAKING_PEAKS = {
-    "track_peak_increase": _apart(floors.leaking_peak, "peak increase of a leaking pattern"),
-    "track_heap_peak_increase": _apart(
-        floors.leaking_peak, "heap peak increase of a leaking pattern"
-    ),
+    f.method: _apart(f.leaking_floor, f"{f.label} of a leaking pattern")
+    for f in figures.FIGURES
+    if f.leaking_floor
 }
-
-
 # An RSS figure -> the heap's figure of the same kind. Where the heap was read on both sides
 # and did not move, RSS's move is the heap's layout (glibc's caching, fragmentation), not
 # what the step keeps or peaks at: the row is shown as RSS_ONLY, and is neither worse nor
 # better (tfbench gate's exit, the report's counts).
-HEAP_OF = {
-    "track_peak_increase": "track_heap_peak_increase",
-    "track_growth_per_iteration": "track_retained_per_iteration",
-}
+HEAP_OF = {f.method: figures.BY_NAME[f.heap].method for f in figures.FIGURES if f.heap}
 RSS_ONLY = DIRECTIONS[-1]  # the kept file's word for it (tfbench.keptfiles)
 
 
@@ -253,17 +239,10 @@ def point_pattern(name: str) -> str:
     return "^" + re.escape(name).replace("\\ ", " ").replace("'", ".") + "$"
 
 
-def rule_for(method: str) -> Callable[..., Found]:
-    """The rule of a benchmark method (KeyError: a figure no registry names)."""
-    if method in RULES:
-        return RULES[method]
-    return next(rule for prefix, rule in PREFIXED.items() if method.startswith(prefix))
-
-
 def _leaks(point: Point, *sides: Side) -> bool:
     """Whether any reading of either side calls the point's pattern a leak."""
     key, combo = point
-    leak = (f"{key.rpartition('.')[0]}.track_leak", combo)
+    leak = (f"{key.rpartition('.')[0]}.{figures.BY_NAME['leak'].method}", combo)
     return any(v == 1.0 for side in sides for v in side.values(leak))
 
 
@@ -289,7 +268,7 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
         method = key.rpartition(".")[2]
         found = _status(point, a, b)
         if found is None and point in a.runs and point in b.runs:
-            rule = rule_for(method)
+            rule = RULES[method]
             if method in LEAKING_PEAKS and _leaks(point, a, b):
                 rule = LEAKING_PEAKS[method]
             found = rule(a.runs[point], b.runs[point], bench.get("unit") or "")

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tfbench import probes
+from tfbench import figures
 from tfbench.gate import readings, rules
 from tfbench.gate.readings import Point, Side
 
@@ -84,8 +84,8 @@ def probed(point: Point) -> bool:
     """Whether the benchmark of `point` reports a figure of a probe grid (tfbench.probes),
     which tfbench.gate.confirm reads again; the others (peakmem_, TensorFlow's footprint)
     asv measures again."""
-    metric = probes.FIGURES.get(point[0].rpartition(".")[2])
-    return metric is not None and metric.grid
+    figure = figures.PROBED.get(point[0].rpartition(".")[2])
+    return figure is not None and figure.grid
 
 
 @dataclass

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfbench import sweep
-from tfbench.units import format_bytes
+from tfbench import figures
+from tfbench.units import format_value
 
 MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
 MAX_READINGS = 6
@@ -65,24 +65,13 @@ class Found:
 
 def figure(metric: str, reading: Reading) -> float | None:
     """The number a metric reads from one reading (a verdict as 1 or 0)."""
-    if metric == "leak":
-        return None if reading.get("leak") is None else float(reading["leak"])
-    if metric == "time":
-        return reading.get("seconds_per_iteration")
-    name = (sweep.SLOPES.get(metric) or sweep.PEAKS[metric])[0]
-    return reading.get(name)
+    return figures.named(metric).of(reading)
 
 
-def figure_text(metric: str, value: float | None, per: str = "/iteration") -> str:
-    """A figure of the metric as the outputs show it: a verdict, a time, bytes (`per` a
-    call or iteration where the metric is a slope)."""
-    if value is None:
-        return "n/a"
-    if metric == "leak":
-        return "LEAK" if value >= 0.5 else "flat"
-    if metric == "time":
-        return f"{value * 1e3:.3f} ms"
-    return format_bytes(value, ".2f") + (per if metric in ("retained", "growth") else "")
+def figure_text(metric: str, value: float | None, per: str = "iteration") -> str:
+    """A figure of the metric as the outputs show it (a slope's bytes `per` call or
+    iteration)."""
+    return format_value(value, figures.named(metric).unit, ".2f", per)
 
 
 def median(metric: str, readings: list[Reading]) -> float | None:
@@ -100,7 +89,7 @@ def separation(metric: str, a: list[Reading], b: list[Reading]) -> str:
         if len(set(x)) == len(set(y)) == 1:
             return "alike" if x[0] == y[0] else "apart"
         return "undecided"
-    floor = sweep.floor(metric, x + y)
+    floor = figures.floor(metric, x + y)
     if min(y) - max(x) > floor or min(x) - max(y) > floor:
         return "apart"
     if abs(statistics.median(x) - statistics.median(y)) <= floor:

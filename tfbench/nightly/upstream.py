@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from tfbench import escape, targets
+from tfbench import escape, figures, targets
 from tfbench.keptfiles import Bisection
 from tfbench.nightly import policy, repro
 from tfbench.nightly.builds import parse_time
@@ -31,7 +31,7 @@ def slug(target: targets.Target, metric: str) -> str:
 
 
 def _value(metric: str, value: float | None) -> str:
-    return policy.figure_text(metric, value, per="/call")
+    return policy.figure_text(metric, value, per="call")
 
 
 def _interval(metric: str, readings: list[dict[str, Any]]) -> str:
@@ -43,7 +43,7 @@ def _interval(metric: str, readings: list[dict[str, Any]]) -> str:
     n = len(values)
     spread = f"{n} readings alike" if low == high else f"range {low} to {high}, {n} readings"
     text = f"{_value(metric, statistics.median(values))} ({spread})"
-    key = {"retained": "retained_interval", "growth": "growth_interval"}.get(metric)
+    key = figures.named(metric).interval
     if key and readings[0].get(key):
         low, high = readings[0][key]
         text += f", 95% interval of one [{_value(metric, low)}, {_value(metric, high)}]"
@@ -164,17 +164,7 @@ def _window(data: Bisection) -> str:
 
 
 def _what(metric: str) -> str:
-    return {
-        "retained": "bytes the heap keeps per call: glibc's heap in use, its slope over the "
-        "calls after warm-up",
-        "heap-peak": "the heap's high-water mark over the run, above its start",
-        "growth": "RSS growth per call",
-        "peak": "RSS peak over the run, above its start",
-        "time": "wall time per call",
-        "leak": "whether memory grows without bound over the calls",
-        "footprint-rss": "RSS of a fresh process after `import tensorflow` and one op",
-        "footprint-heap": "heap in use of a fresh process after `import tensorflow` and one op",
-    }[metric]
+    return figures.named(metric).what
 
 
 def _behaviour(data: Bisection, release: str, word: str) -> str:
@@ -279,9 +269,10 @@ def _draw(plt: Any, date2num: Any, data: Bisection, path: Path) -> None:
 
 def _axis(metric: str, values: list[float]) -> tuple[float, str]:
     """The scale and unit of the plot's axis: ms, the verdict, or KiB / MiB by magnitude."""
-    if metric == "time":
+    unit = figures.named(metric).unit
+    if unit == "seconds":
         return 1e3, "ms"
-    if metric == "leak":
+    if not unit.startswith("bytes"):
         return 1.0, ""
     big = max(map(abs, values), default=0.0) >= 10 * MiB
     return (1 / MiB, "MiB") if big else (1 / KiB, "KiB")

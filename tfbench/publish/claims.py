@@ -187,9 +187,9 @@ def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Verdi
 
         # a peak is the heap's where it was read (both points), else RSS's
         heap = metric == "peak" and all(
-            value(p, "heap peak") is not None for p in (a, b) if p is not None
+            value(p, "heap-peak") is not None for p in (a, b) if p is not None
         )
-        read = "heap peak" if heap else metric
+        read = "heap-peak" if heap else metric
         va, vb = value(a, read), value(b, read)
         if va is None or (claim.b and vb is None):
             missing = a if va is None else b

@@ -6,26 +6,14 @@ import ast
 import itertools
 from dataclasses import dataclass
 
-from tfbench import probes, scenarios
+from tfbench import figures, probes, scenarios
 from tfbench.publish.results import MachineResults
 
-# What the report shows of each family -> the benchmark method that measures it, its unit
-# (the probe's from its registry, probes.FIGURES).
-SHOWN = {
-    "heap peak": "track_heap_peak_increase",
-    "retained": "track_retained_per_iteration",
-    "peak": "track_peak_increase",
-    "growth": "track_growth_per_iteration",
-    "leak": "track_leak",
-}
-METRICS = {
-    "time": ("time_step", "seconds"),
-    **{name: (method, probes.FIGURES[method].unit) for name, method in SHOWN.items()},
-}
-# A family's table: time and the heap's figures (what a step keeps, its peak); RSS's figures
-# are plotted beside them. Results measured before the heap was read show RSS's instead.
-CELL = ("time", "heap peak", "retained")
-RSS_OF = {"heap peak": "peak", "retained": "growth"}
+# A family's table: time and the heap's figures (what a step keeps, its peak; tfbench.figures
+# names); RSS's figures are plotted beside them. Results measured before the heap was read
+# show RSS's instead.
+CELL = ("time", "heap-peak", "retained")
+RSS_OF = {f.heap: f.name for f in figures.FIGURES if f.heap}
 
 
 @dataclass
@@ -40,8 +28,9 @@ class Family:
         return f"{self.name}Costs"
 
     def benchmark(self, metric: str) -> str:
-        method = METRICS[metric][0]
-        return f"{self.costs if method.startswith('track_') else self.name}.{method}"
+        """The benchmark reporting a figure (tfbench.figures' name) of the family."""
+        figure = figures.BY_NAME[metric]
+        return f"{self.costs if figure.probed else self.name}.{figure.method}"
 
     def label(self, combo: tuple[str, ...]) -> str:
         return probes.GridPoint(self.name, combo).label(self.param_names)

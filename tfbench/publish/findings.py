@@ -280,21 +280,21 @@ def _first(*values: float | None) -> float | None:
 def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> Literal:
     combo = (repr(variant),)
 
-    def value(method: str) -> float | None:
-        return machine.value(f"{family.costs}.{method}", combo, tag)
+    def value(figure: str) -> float | None:
+        return machine.value(family.benchmark(figure), combo, tag)
 
-    leak = value("track_leak")
+    leak = value("leak")
     if leak is None:
         why = reason(family, machine, combo, tag)
         return Literal(tag, one_line(why) if why else None)
     return Literal(
         tag,
-        time=machine.value(f"{family.name}.time_step", combo, tag),
-        peak=_first(value("track_heap_peak_increase"), value("track_peak_increase")),
-        growth=_first(value("track_retained_per_iteration"), value("track_growth_per_iteration")),
+        time=value("time"),
+        peak=_first(value("heap-peak"), value("peak")),
+        growth=_first(value("retained"), value("growth")),
         leak=leak >= 1,
-        ops_per_call=value("track_graph_ops_per_call"),
-        traces=value("track_traces"),
+        ops_per_call=value("graph-ops-per-call"),
+        traces=value("traces"),
     )
 
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from tfbench import escape, floors
+from tfbench import escape, figures
 from tfbench.history import pythons
 from tfbench.publish import families
 from tfbench.publish.results import MachineResults
-from tfbench.units import format_bytes
+from tfbench.units import format_value
 
-# metric (families.METRICS) -> its floor (tfbench.floors): the gate's, on one reading a side
-FLOORS = {"retained": floors.retained, "heap peak": floors.heap_peak}
+# the heap's figures compared (tfbench.figures), by their floors: the gate's, one reading a side
+COMPARED = ("retained", "heap-peak")
 
 
 @dataclass(frozen=True)
@@ -50,13 +50,12 @@ def _differences(
     )
     if a_leak is not None and b_leak is not None and (a_leak >= 1) != (b_leak >= 1):
         texts.append(f"leaks on {other if b_leak >= 1 else base} only")
-    for metric, floor in FLOORS.items():
+    for metric in COMPARED:
+        figure = figures.BY_NAME[metric]
         a, b = (machine.value(family.benchmark(metric), combo, release, p) for p in (base, other))
-        if a is not None and b is not None and abs(b - a) > floor([a, b]):
-            unit = "/iteration" if metric == "retained" else ""
-            texts.append(
-                f"{metric} {format_bytes(a)}{unit} on {base}, {format_bytes(b)}{unit} on {other}"
-            )
+        if a is not None and b is not None and abs(b - a) > figures.floor(metric, [a, b]):
+            a_text, b_text = (format_value(v, figure.unit, per="iteration") for v in (a, b))
+            texts.append(f"{figure.label} {a_text} on {base}, {b_text} on {other}")
     return texts
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tfbench.figures import BY_NAME, SLOPE
 from tfbench.gate.rules import RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
@@ -32,6 +33,7 @@ from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
 NAMED = 4  # points named in a summary line; the rest counted
+LEAK = BY_NAME["leak"].method
 CHANGES_NOTE = (
     "By the gate's rules on the readings the history recorded (each release's timing "
     "samples and probe repeats), newest first, the newest pair above: confirmed changes only, "
@@ -59,7 +61,7 @@ class Figure:
 @dataclass(frozen=True)
 class Cell:
     release: str
-    figures: tuple[Figure, ...]  # families.CELL: time, heap peak, retained
+    figures: tuple[Figure, ...]  # families.CELL: time, heap-peak, retained
     leak: bool | None
 
     @property
@@ -109,11 +111,11 @@ class Summary:
 
     @property
     def leaks_appeared(self) -> list[Change]:
-        return self._rows("track_leak", "worse")
+        return self._rows(LEAK, "worse")
 
     @property
     def leaks_gone(self) -> list[Change]:
-        return self._rows("track_leak", "better")
+        return self._rows(LEAK, "better")
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ class Report:
 PLOTS = (
     ("time", "time per iteration (ms, log scale)", 1e3, True),
     ("retained", "retained per iteration, the heap (KiB/iteration)", 1 / KiB, False),
-    ("heap peak", "heap peak increase (MiB)", 1 / MiB, False),
+    ("heap-peak", "heap peak increase (MiB)", 1 / MiB, False),
     ("growth", "RSS growth per iteration (KiB/iteration)", 1 / KiB, False),
     ("peak", "RSS peak increase (MiB)", 1 / MiB, False),
 )
@@ -159,9 +161,9 @@ def _cell(
         if value is None and metric in families.RSS_OF:  # measured before the heap was read
             metric = families.RSS_OF[metric]
             value = machine.value(family.benchmark(metric), combo, tag)
-        unit = families.METRICS[metric][1]
+        unit = BY_NAME[metric].unit
         before = machine.value(family.benchmark(metric), combo, previous) if previous else None
-        slope = metric in ("growth", "retained")
+        slope = BY_NAME[metric].kind == SLOPE
         ratio = None
         if value is not None and before and (not slope or abs(before) >= KiB):
             ratio = value / before
@@ -285,7 +287,7 @@ def summary_lines(s: Summary) -> list[str]:
         ]
     else:
         lines.append("No claim's verdict changed.")
-    worse = [r for r in s.newest_rows("worse") if not r.metric.startswith("track_leak")]
+    worse = [r for r in s.newest_rows("worse") if r.metric != LEAK]
     lines.append(
         f"Worse: {_names(worse)}." if worse or appeared else "Nothing measured here got worse."
     )

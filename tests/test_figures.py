@@ -1,0 +1,93 @@
+"""One table of figures (tfbench/figures.py): a figure added there, and nowhere else, is
+read, compared and shown by every part that reads figures: the gate's rows, bisect, the
+report, the nightly bisection's kept file and the issue it writes. No TensorFlow."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW = """
+    Figure(
+        "threads",
+        "track_threads",
+        "threads_started",
+        "threads",
+        "threads started",
+        COUNT,
+        _exact,
+        "threads the step starts and leaves running",
+    ),
+)
+BY_NAME ="""
+
+CHECK = r"""
+import json, sys
+from tfbench import figures, keptfiles, sweep
+from tfbench.gate import rules
+from tfbench.gate.readings import Side
+from tfbench.nightly import upstream
+from tfbench.publish import markdown
+from tfbench.publish.changes import Changes, Item
+
+kept = json.loads(sys.argv[1])
+out = {"bisected": "threads" in figures.BISECTED}
+bench = "m.CCosts.track_threads"
+a, b = Side(), Side()
+a.runs[(bench, ("'x'",))] = [[3.0], [3.0]]
+b.runs[(bench, ("'x'",))] = [[5.0], [5.0]]
+benchmarks = {bench: {"param_names": ["variant"], "params": [["'x'"]], "unit": "threads"}}
+(row,) = rules.compare(benchmarks, a, b)
+out["gate"] = [row.metric, row.direction, row.evidence]
+record = {"status": "ok", "iterations": 10, "threads_started": 3}
+out["bisect"] = [
+    sweep.differ("threads", record, dict(record, threads_started=5)),
+    sweep.differ("threads", record, record),
+]
+changes = Changes(("v1", "v2"), [Item(row, "index.html", "tfbench gate")], "test", "m")
+out["report"] = "\n".join(markdown._changes(changes))
+data = keptfiles.check_bisection(kept)
+out["issue"] = upstream.issue(data, "pass\n")
+print(json.dumps(out))
+"""
+
+
+def _kept_threads_bisection() -> dict:
+    from test_nightly import kept_bisection
+
+    data = kept_bisection()
+    for readings in (*data["readings"].values(), *data["releases"].values()):
+        for reading in readings:
+            reading["threads_started"] = 3 if reading["heap_bytes"] < 30000 else 5
+    return dict(data, metric="threads")
+
+
+def test_a_figure_added_to_the_table_alone_is_read_everywhere(tmp_path):
+    """Copy the package, add one row to FIGURES, and nothing else."""
+    shutil.copytree(ROOT / "tfbench", tmp_path / "tfbench")
+    table = tmp_path / "tfbench" / "figures.py"
+    source = table.read_text()
+    assert source.count("\n)\nBY_NAME =") == 1
+    table.write_text(source.replace("\n)\nBY_NAME =", ROW, 1))
+    run = subprocess.run(
+        [sys.executable, "-c", CHECK, json.dumps(_kept_threads_bisection())],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["bisected"]
+    assert out["gate"][:2] == ["track_threads", "worse"]
+    assert out["gate"][2].startswith("threads started 3 threads -> 5 threads")
+    assert out["bisect"] == [True, False]
+    assert "track\\_threads" in out["report"] or "track_threads" in out["report"]
+    assert "threads started 3 threads" in out["report"]
+    assert "Threads the step starts and leaves running" in out["issue"]
+    assert "5 threads on 2.22.0rc0" in out["issue"]
