@@ -13,7 +13,8 @@ class Footprint(common._Versioned):
     version = common.version(footprint)
 
     def setup_cache(self):
-        return {device: targets.measure_footprint(device) for device in DEVICES}
+        found = {d: targets.FootprintTarget({"device": d}) for d in DEVICES}
+        return {d: targets.measure(target) for d, target in found.items()}
 
     setup_cache.timeout = 600
 

@@ -34,6 +34,17 @@ def test_measure_json_has_the_documented_fields():
     assert r["params"] == {"gradient": "none", "size": 64, "loop_iterations": 100, "device": "CPU"}
 
 
+def test_measure_footprint_reads_tensorflows_own_memory():
+    """The footprint is a target of its own kind: measured in fresh processes, printed as
+    what TensorFlow holds after import (issue 39: `tfbench measure footprint` refused it)."""
+    run = run_cli("measure", "footprint")
+    assert run.returncode == 0, run.stderr
+    lines = dict(line.strip().split("  ", 1) for line in run.stdout.splitlines()[2:])
+    rss, heap = (float(lines[k].split()[0]) for k in ("RSS after import", "heap in use"))
+    assert 100 < heap < rss < 2000  # MiB: TensorFlow holds hundreds of MiB after import
+    assert "median of 3 processes" in lines["RSS after import"]
+
+
 def test_measure_prints_a_readable_report(synthetic):
     run = run_cli("measure", synthetic("leak_1mib"), "--iterations", "50")
     assert run.returncode == 0

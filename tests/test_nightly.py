@@ -305,13 +305,13 @@ def test_repro_runs_bounded_and_says_why_it_stopped():
 @pytest.mark.slow  # TensorFlow imported twice
 def test_the_footprints_repro_prints_rss_and_the_heap_in_a_builds_environment(tmp_path):
     from tfbench.nightly import run
-    from tfbench.targets import Limits, ScenarioTarget
+    from tfbench.targets import FootprintTarget, Limits
 
     data = kept_bisection()
     data["target"] = {"scenario": "footprint", "params": {"device": "CPU"}}
     data["packages"] = {BUILDS[1].version: ["a==1"], BUILDS[3].version: ["a==2"]}
     fake_environment(BUILDS[3], tmp_path)  # the first build's environment is gone
-    target = ScenarioTarget("footprint", {"device": "CPU"})
+    target = FootprintTarget({"device": "CPU"})
     printed = run.reproduce(data, target, Limits(), tmp_path, say=lambda s: None)
     assert list(printed) == [BUILDS[3].version]
     lines = printed[BUILDS[3].version].splitlines()

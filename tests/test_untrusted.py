@@ -290,7 +290,7 @@ def test_every_repro_is_the_templates_statements(tmp_path):
     its statements are the template's: values reach it only as literals."""
     from tfbench import scenarios
     from tfbench.nightly import repro
-    from tfbench.targets import FunctionTarget, ScenarioTarget
+    from tfbench.targets import FootprintTarget, FunctionTarget, ScenarioTarget
 
     scenarios._register_families()
     by_module: dict[str, list[str]] = {}
@@ -306,7 +306,7 @@ def test_every_repro_is_the_templates_statements(tmp_path):
         assert isinstance(call.func.value, ast.Subscript)  # CATALOG['id'].prepare(**{...})
         assert all(isinstance(v, ast.Constant) for v in call.keywords[0].value.values)
     for device in ("CPU", "GPU"):
-        code = repro.source(ScenarioTarget("footprint", {"device": device}), 1, 1)
+        code = repro.source(FootprintTarget({"device": device}), 1, 1)
         assert skeleton(code) == skeleton(repro.FOOTPRINT.format(device=repr("/CPU:0")))
     user = tmp_path / "mine.py"
     user.write_text("def step():\n    pass\n")
@@ -315,7 +315,7 @@ def test_every_repro_is_the_templates_statements(tmp_path):
     with pytest.raises(repro.NotInlined):
         repro.source(FunctionTarget(str(user), "step()\nimport os"), 5, 1)
     with pytest.raises(repro.NotInlined):
-        repro.source(ScenarioTarget("footprint", {"device": "CPU'); import os; ('"}), 5, 1)
+        repro.source(FootprintTarget({"device": "CPU'); import os; ('"}), 5, 1)
 
 
 # ---- tfbench results merge ----------------------------------------------------------------

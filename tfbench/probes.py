@@ -26,7 +26,7 @@ from tfbench.history.envsync import asv_machine, folder_name, record_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
-from tfbench.targets import ScenarioTarget, Target, measure_spawned
+from tfbench.targets import ScenarioTarget, Step, measure_spawned
 
 Grid = dict[str, list[Record]]  # key -> each repeat's record
 Probes = dict[str, Grid]  # Costs class -> its grid, as kept
@@ -89,7 +89,7 @@ def measure_grid(
     the reason. Whether a device is usable is asked in the child: asking would start
     TensorFlow."""
     grid: Grid = {}
-    todo: dict[str, Target] = {}
+    todo: dict[str, Step] = {}
     for values in itertools.product(*params):
         point = target(family, names, values)
         try:

@@ -53,16 +53,40 @@ class FunctionTarget:
         return f"{self.file}::{self.function}"
 
 
-Target = ScenarioTarget | FunctionTarget
+@dataclass(frozen=True)
+class FootprintTarget:
+    """TensorFlow's own footprint: a fresh process after `import tensorflow` and one op on
+    the device (tfbench.scenarios.footprint); not a step, so measured its own way."""
+
+    params: dict[str, Any] = field(default_factory=dict)  # device, as given (default CPU)
+
+    name = record.FOOTPRINT
+
+    @property
+    def device(self) -> str:
+        return self.params.get("device", "CPU")
+
+
+Step = ScenarioTarget | FunctionTarget  # a step called once per iteration
+Target = Step | FootprintTarget
 
 
 def to_json(target: Target) -> dict[str, Any]:
-    if isinstance(target, ScenarioTarget):
-        return {"scenario": target.scenario, "params": dict(target.params)}
-    return {"file": target.file, "function": target.function}
+    """A target as a measuring process and a kept bisection name it (the footprint as the
+    catalog id it is named by)."""
+    if isinstance(target, FunctionTarget):
+        return {"file": target.file, "function": target.function}
+    return {"scenario": target.name, "params": dict(target.params)}
 
 
 def from_json(data: dict[str, Any]) -> Target:
+    if data.get("scenario") == record.FOOTPRINT:
+        return FootprintTarget(dict(data.get("params", {})))
+    return step_from_json(data)
+
+
+def step_from_json(data: dict[str, Any]) -> Step:
+    """A step as a measuring process's spec names it."""
     if "scenario" in data:
         return ScenarioTarget(data["scenario"], dict(data.get("params", {})))
     return FunctionTarget(data["file"], data["function"])
@@ -70,10 +94,10 @@ def from_json(data: dict[str, Any]) -> Target:
 
 def describe(target: Target) -> Record:
     """The target's identity, with no figures yet."""
-    if isinstance(target, ScenarioTarget):
-        device = target.params.get("device", "CPU")
-        return record.blank(target.scenario, target.params, device, tf_version())
-    return record.blank(target.name, {}, "default", tf_version())
+    if isinstance(target, FunctionTarget):
+        return record.blank(target.name, {}, "default", tf_version())
+    device = target.params.get("device", "CPU")
+    return record.blank(target.name, target.params, device, tf_version())
 
 
 def tf_version() -> str | None:
@@ -126,7 +150,7 @@ class Prepared:
     warmup: int
 
 
-def prepare(target: Target, iterations: int | None = None, warmup: int | None = None) -> Prepared:
+def prepare(target: Step, iterations: int | None = None, warmup: int | None = None) -> Prepared:
     """Build the target's step here; iterations and warm-up default to the scenario's (a
     user's function: DEFAULT_ITERATIONS, a tenth of them warm-up). Raises ParamError or
     LookupError (bad input), Unsupported (a skip), or whatever the pattern raises."""
@@ -204,7 +228,7 @@ class Limits:
 DEFAULTS = Limits()
 
 
-def run(target: Target, limits: Limits, primed: bool) -> Record:
+def run(target: Step, limits: Limits, primed: bool) -> Record:
     """Measure the target in this (child) process; every failure becomes the record's status."""
     result = describe(target)
     try:
@@ -228,11 +252,11 @@ def run(target: Target, limits: Limits, primed: bool) -> Record:
     return result
 
 
-Runner = Callable[[Target, Limits, bool], Record]
+Runner = Callable[[Step, Limits, bool], Record]
 
 
 def measure_forked(
-    targets: list[Target], limits: Limits = DEFAULTS, workers: int = 1, runner: Runner = run
+    targets: list[Step], limits: Limits = DEFAULTS, workers: int = 1, runner: Runner = run
 ) -> list[Record]:
     """Measure each target in a child forked from this process, `workers` at a time, by
     `runner` (a measurement; tfbench.explain's explaining run).
@@ -326,7 +350,7 @@ def died(target: Target, exit_code: int, last: str, python: str | None) -> Recor
 
 
 def measure_spawned(
-    targets: list[Target], limits: Limits = DEFAULTS, workers: int = 1, imports: tuple = ()
+    targets: list[Step], limits: Limits = DEFAULTS, workers: int = 1, imports: tuple = ()
 ) -> list[Record]:
     """measure_forked in a fresh process (run_isolated), `imports` imported there first:
     the modules that register scenarios outside the catalog (a benchmark module's)."""
@@ -335,7 +359,7 @@ def measure_spawned(
     return out or [died(t, exit_code, last, limits.python) for t in targets]
 
 
-def measure_isolated(target: Target, limits: Limits = DEFAULTS) -> Record:
+def measure_isolated(target: Step, limits: Limits = DEFAULTS) -> Record:
     """Measure a target in a child of a fresh Python process (safe from any caller), when
     quiet the process's output joining the error only if it dies without a record.
 
@@ -347,9 +371,9 @@ def measure_isolated(target: Target, limits: Limits = DEFAULTS) -> Record:
 
 def measure(target: Target, limits: Limits = DEFAULTS) -> Record:
     """A target measured in a fresh process: a step (measure_isolated), or TensorFlow's
-    footprint (the target `footprint`, its device the one param)."""
-    if isinstance(target, ScenarioTarget) and target.scenario == record.FOOTPRINT:
-        return measure_footprint(target.params.get("device", "CPU"), limits)
+    footprint. Every kind of target is told apart here, once."""
+    if isinstance(target, FootprintTarget):
+        return measure_footprint(target.device, limits)
     return measure_isolated(target, limits)
 
 
@@ -363,7 +387,7 @@ def measure_footprint(device: str, limits: Limits = DEFAULTS, repeats: int = 3) 
         spec = {"device": device}
         out, code, last = run_isolated("tfbench.scenarios.footprint", spec, limits, k % 2 == 1)
         if not out or out["status"] != "ok":
-            failed = out or died(ScenarioTarget(record.FOOTPRINT), code, last, limits.python)
+            failed = out or died(FootprintTarget(), code, last, limits.python)
             result.update(status=failed["status"], error=failed.get("error"))
             return result
         figures = ("heap_bytes",) if k % 2 else ("rss_bytes", "import_seconds")
@@ -382,9 +406,9 @@ def _main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     for module in spec.get("imports", ()):
         importlib.import_module(module)
-    targets = [from_json(t) for t in spec["targets"]]
+    steps = [step_from_json(t) for t in spec["targets"]]
     limits = Limits.from_json(spec["limits"])
-    results = measure_forked(targets, limits, spec.get("workers", 1))
+    results = measure_forked(steps, limits, spec.get("workers", 1))
     Path(out_path).write_text(json.dumps(results))
 
 

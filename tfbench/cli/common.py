@@ -12,7 +12,7 @@ from tfbench.measure.steps import MAX_ITERATIONS
 from tfbench.units import MiB
 
 if TYPE_CHECKING:
-    from tfbench.targets import Limits, Target
+    from tfbench.targets import Limits, Step, Target
 
 EXIT_BAD_INPUT = 2
 DEFAULT_PYTHON = "3.11"  # tfbench.history.pythons.DEFAULT, without importing the history
@@ -94,7 +94,7 @@ def params(pairs: list[str]) -> dict[str, str]:
 def target(text: str, given: list[str]) -> Target:
     """A scenario id with its --param values, or path/to/file.py::function."""
     from tfbench import scenarios
-    from tfbench.targets import FunctionTarget, ScenarioTarget
+    from tfbench.targets import FootprintTarget, FunctionTarget, ScenarioTarget
 
     bound = params(given)
     if "::" in text:
@@ -110,10 +110,10 @@ def target(text: str, given: list[str]) -> Target:
         if bound:
             raise BadInput("--param applies to catalog scenarios, not to file::function")
         return FunctionTarget(str(Path(file).resolve()), function)
-    if text == "footprint":  # TensorFlow's own, after import: its device the one param
+    if text == FootprintTarget.name:  # TensorFlow's own, after import: its device the param
         if set(bound) - {"device"} or bound.get("device", "CPU") not in ("CPU", "GPU"):
             raise BadInput("footprint takes one param, device=CPU or device=GPU")
-        return ScenarioTarget(text, bound)
+        return FootprintTarget(bound)
     try:
         scenarios.get(text).bind(bound)
     except scenarios.ParamError as e:
@@ -122,6 +122,18 @@ def target(text: str, given: list[str]) -> Target:
             hint = f"; to measure a function of your own file, name it: {text}::function"
         raise BadInput(f"{e}{hint}") from None
     return ScenarioTarget(text, bound)
+
+
+def step(text: str, given: list[str]) -> Step:
+    """A target that is a step (`explain` reads one step's growth): not the footprint."""
+    from tfbench.targets import FootprintTarget
+
+    found = target(text, given)
+    if isinstance(found, FootprintTarget):
+        raise BadInput(
+            "footprint is TensorFlow's own memory, no step: `tfbench measure footprint`"
+        )
+    return found
 
 
 def measuring(args: argparse.Namespace) -> Limits:

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return leaking(args)
     if not args.target:
         raise common.BadInput("name a scenario or path/to/file.py::function, or --leaking")
-    target = common.target(args.target, args.param)
+    target = common.step(args.target, args.param)
     if args.releases:
         from tfbench.sweep import measure_releases
 

@@ -40,7 +40,7 @@ def runner(args: argparse.Namespace, target: Target) -> Runner:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfbench.targets import measure_isolated
+    from tfbench.targets import measure
 
     target = common.target(args.target, args.param)
     if args.releases:
@@ -50,6 +50,6 @@ def run(args: argparse.Namespace) -> int:
         records = common.checked_records(measure_releases(runner(args, target), versions))
         print(json.dumps(records, indent=2) if args.json else output.releases(records))
         return 0 if all(r["status"] == "ok" for r in records) else 1
-    (result,) = common.checked_records([measure_isolated(target, common.measuring(args))])
+    (result,) = common.checked_records([measure(target, common.measuring(args))])
     print(json.dumps(result, indent=2) if args.json else output.result(result))
     return 0 if result["status"] == "ok" else 1

@@ -7,8 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from tfbench import escape
-from tfbench.measure.record import RSS_ONLY, Record, measured, rss_only_growth, stopped_in_warmup
+from tfbench import escape, figures
+from tfbench.measure.record import (
+    FOOTPRINT,
+    RSS_ONLY,
+    Record,
+    measured,
+    rss_only_growth,
+    stopped_in_warmup,
+)
 from tfbench.measure.verdict import MIN_READINGS
 from tfbench.units import format_precise as exact
 from tfbench.units import format_value
@@ -27,6 +34,8 @@ def result(r: Record) -> str:
         f"{r['scenario']}  {_params(r)}".rstrip(),
         f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}",
     ]
+    if r["scenario"] == FOOTPRINT and measured(r):
+        return "\n".join([*lines, *_footprint(r)])
     warmup_only = stopped_in_warmup(r)
     if not measured(r) and not warmup_only:
         lines.append(f"  {r['status']}: {r.get('error') or 'no reason given'}")
@@ -57,6 +66,17 @@ def result(r: Record) -> str:
     if rss_only_growth(r):
         lines.append(f"  note: {RSS_ONLY}")
     return "\n".join(lines)
+
+
+def _footprint(r: Record) -> list[str]:
+    """TensorFlow's footprint: each figure the median of its fresh processes."""
+    rss, heap = (figures.BY_NAME[f"footprint-{k}"] for k in ("rss", "heap"))
+    return [
+        f"  RSS after import       {exact(rss.of(r))}   (median of {r['repeats']} processes)",
+        f"  heap in use            {exact(heap.of(r))}"
+        + (f"   ({r['heap_note']})" if r.get("heap_note") else "   (every allocation counted)"),
+        f"  import                 {r['import_seconds']:.2f} s",
+    ]
 
 
 def _heap_lines(r: Record, verdict: str) -> list[str]:
@@ -100,12 +120,24 @@ HEADER = (
 )
 
 
+FOOTPRINT_HEADER = "release      RSS after import  heap in use   import"
+
+
+def _footprint_row(r: Record) -> str:
+    if not measured(r):
+        return f"{r['release']:<9} {r['status']}: {r.get('error') or ''}".rstrip()
+    rss, heap = (exact(figures.BY_NAME[f"footprint-{k}"].of(r)) for k in ("rss", "heap"))
+    return f"{r['release']:<9} {rss:>19} {heap:>12} {r['import_seconds']:>7.2f} s"
+
+
 def releases(records: list[Record]) -> str:
     """One row per release: time per iteration, the heap's peak increase and what a step
     keeps (with its 95% interval), RSS's peak increase and growth, leak verdict, status."""
     head = records[0]
-    lines = [f"{head['scenario']}  {_params(head)}".rstrip(), HEADER]
-    lines += [_row(r) for r in records]
+    footprint = head["scenario"] == FOOTPRINT
+    lines = [f"{head['scenario']}  {_params(head)}".rstrip()]
+    lines += [FOOTPRINT_HEADER, *map(_footprint_row, records)] if footprint else [HEADER]
+    lines += [] if footprint else [_row(r) for r in records]
     if any(measured(r) and rss_only_growth(r) for r in records):
         lines.append(f"* {RSS_ONLY}")
     return "\n".join(lines)

@@ -54,7 +54,7 @@ def row_target(text: str, config: Path) -> tuple[Target, str] | None:
 
     from tfbench.history.asvconf import load_config
     from tfbench.publish import families
-    from tfbench.targets import ScenarioTarget
+    from tfbench.targets import FootprintTarget, ScenarioTarget
 
     match = ROW.match(text)
     if not match or "." not in match["bench"]:
@@ -62,12 +62,17 @@ def row_target(text: str, config: Path) -> tuple[Target, str] | None:
     bench, method = match["bench"].rsplit(".", 1)
     if method not in METRIC_OF:
         raise BadInput(f"{text}: a row of {', '.join(METRIC_OF)} is needed, not {method}")
+    combo = tuple(v.strip() for v in _split(match["params"]))
+    if figures.BY_METHOD[method].kind == figures.FOOTPRINT:  # TensorFlow's, on a device
+        device = ast.literal_eval(combo[0]) if combo else "CPU"
+        if device != "CPU":
+            raise BadInput(f"{text}: only the CPU's footprint is bisected (tf-nightly)")
+        return FootprintTarget({"device": device}), METRIC_OF[method]
     benchmarks = dict(Benchmarks.load(load_config(config)))
     name = bench.removesuffix("Costs")
     timed = benchmarks.get(f"{name}.time_step")
     if timed is None:
         raise BadInput(f"{text}: no benchmark {name} in the suite's results")
-    combo = tuple(v.strip() for v in _split(match["params"]))
     family = families.Family(name, timed["param_names"], timed["params"])
     found = families.scenario_of(family, combo)
     if found is None:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import tfbench
-from tfbench.targets import DEFAULTS, Limits, Target, died, run_isolated, to_json
+from tfbench.targets import DEFAULTS, Limits, Step, died, run_isolated, to_json
 
 MEMRAY = "memray==1.20.0"  # native attribution (Bloomberg's; Linux and macOS)
 
@@ -35,7 +35,7 @@ def memray_path(python: str | None) -> str | None:
     return str(folder)
 
 
-def explain_isolated(target: Target, limits: Limits = DEFAULTS) -> dict:
+def explain_isolated(target: Step, limits: Limits = DEFAULTS) -> dict:
     """Explain a target's growth in a fresh process (this interpreter's, or a release
     environment's), bounded like a measurement: its record, with `layer` and `conclusion`."""
     spec = {"targets": [to_json(target)], "memray_path": memray_path(limits.python)}

@@ -36,7 +36,7 @@ from typing import Any
 from tfbench import targets
 from tfbench.explain import layers
 from tfbench.measure import devices, record, steps, supervisor
-from tfbench.targets import ROOT, Target, portable
+from tfbench.targets import ROOT, Step, portable
 
 FRAMES = 12  # tracemalloc's depth: enough to reach the step's own line from inside NumPy
 TOP = 5
@@ -200,7 +200,7 @@ def native_window(step: Callable[[], Any], calls: int, extra_path: str | None) -
 
 
 def explain(
-    target: Target, limits: targets.Limits, primed: bool, memray_path: str | None = None
+    target: Step, limits: targets.Limits, primed: bool, memray_path: str | None = None
 ) -> dict[str, Any]:
     """The step's growth read layer by layer in this (child) process (`memray_path`: where
     memray is, if not among this environment's packages); a failure becomes the record's
@@ -258,7 +258,7 @@ def _main(spec_path: str, out_path: str) -> None:
     spec = json.loads(Path(spec_path).read_text())
     memray = spec.get("memray_path")
     found = targets.measure_forked(
-        [targets.from_json(t) for t in spec["targets"]],
+        [targets.step_from_json(t) for t in spec["targets"]],
         targets.Limits.from_json(spec["limits"]),
         runner=lambda target, limits, primed: explain(target, limits, primed, memray),
     )

@@ -23,9 +23,15 @@ from typing import Any
 
 from tfbench import grammar, scenarios
 from tfbench.measure.meter import group_rss_bytes
-from tfbench.measure.record import FOOTPRINT as FOOTPRINT_TARGET
 from tfbench.measure.supervisor import default_budget_bytes
-from tfbench.targets import FunctionTarget, Limits, ScenarioTarget, Target, portable
+from tfbench.targets import (
+    FootprintTarget,
+    FunctionTarget,
+    Limits,
+    ScenarioTarget,
+    Target,
+    portable,
+)
 from tfbench.units import format_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,8 +211,8 @@ def source(target: Target, iterations: int, warmup: int) -> str:
     try:
         counts = f"\nCALLS, WARMUP = {grammar.integer(iterations, 'iterations')!r}, "
         counts += f"{grammar.integer(warmup, 'warmup')!r}\n"
-        if isinstance(target, ScenarioTarget) and target.scenario == FOOTPRINT_TARGET:
-            device = grammar.device(target.params.get("device", "CPU"), "device")
+        if isinstance(target, FootprintTarget):
+            device = grammar.device(target.device, "device")
             return FOOTPRINT.format(device=repr(f"/{device}:0"))
         if isinstance(target, ScenarioTarget):
             name, body, make = _scenario(target)

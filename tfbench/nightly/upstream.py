@@ -26,7 +26,7 @@ def slug(target: targets.Target, metric: str) -> str:
     if isinstance(target, targets.FunctionTarget):
         name = f"{Path(target.file).stem}-{target.function}"
     else:
-        name = "-".join([target.scenario, *(f"{k}-{v}" for k, v in target.params.items())])
+        name = "-".join([target.name, *(f"{k}-{v}" for k, v in target.params.items())])
     return re.sub(r"[^a-z0-9]+", "-", f"{name}-{metric}".lower()).strip("-")
 
 
@@ -112,7 +112,7 @@ def _title(data: Bisection) -> str:
     metric, old, new = data["metric"], data["old"], data["new"]
     values = [policy.median(metric, data["releases"].get(v, [])) for v in (old, new)]
     subject = _what(metric)
-    if not metric.startswith("footprint"):
+    if figures.named(metric).kind != figures.FOOTPRINT:
         subject += f" ({escape.code(_target_name(data))})"
     a, b = (_value(metric, v) for v in values)
     md = escape.markdown
@@ -296,7 +296,6 @@ def render_again(data: Bisection, folder: Path) -> dict[str, Path | str] | None:
     """issue.md, repro.py and plot.png of a kept bisection of a catalog scenario, written
     again from its checked fields; None for a user's step (its code is on the machine that
     measured it: `tfbench upstream FILE::FUNCTION` there)."""
-    target = data["target"]
-    if "scenario" not in target:
+    if "scenario" not in data["target"]:
         return None
-    return write(data, targets.ScenarioTarget(target["scenario"], target["params"]), folder)
+    return write(data, targets.from_json(data["target"]), folder)
