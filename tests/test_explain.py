@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tfbench.explain import explain_isolated, layers
-from tfbench.targets import ROOT, FunctionTarget, Limits
+from tfbench.paths import ROOT
+from tfbench.targets import FunctionTarget, Limits
 from tfbench.units import KiB
 
 CAUSES = Path(__file__).parent / "steps" / "causes.py"

@@ -372,8 +372,8 @@ def test_a_run_that_reads_the_whole_suite_slow_is_disturbed():
 
 def test_a_killed_gate_leaves_no_run_behind():
     code = (
-        "import subprocess, time; from tfbench.gate import asvruns\n"
-        "p = subprocess.Popen(['sleep', '60'], preexec_fn=asvruns.ends_with_gate())\n"
+        "import signal, time; from tfbench.measure.spawn import Spawned\n"
+        "p = Spawned(['sleep', '60'], parent_signal=signal.SIGTERM)  # as the gate's runs\n"
         "print(p.pid, flush=True); time.sleep(60)"
     )
     gate = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

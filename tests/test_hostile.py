@@ -12,8 +12,8 @@ import pytest
 from conftest import scratch_asv_conf
 
 from tfbench.gate.rules import Change
-from tfbench.history.releases import ROOT
 from tfbench.history.repo import history_tags
+from tfbench.paths import ROOT
 from tfbench.publish import changes
 
 pytestmark = pytest.mark.slow  # asv publish

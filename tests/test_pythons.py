@@ -110,7 +110,7 @@ def test_run_keeps_the_named_machines_record(tmp_path, monkeypatch):
     `tfbench run --machine NAME` keeps it and passes the name to asv run."""
     import json
 
-    from tfbench.cli import run
+    from tfbench.measure import spawn
 
     record = {"arch": "x86_64", "cpu": "AMD EPYC (2 cores)", "machine": "box", "num_cpu": "2"}
     record |= {"os": "Linux", "ram": "1024"}
@@ -118,15 +118,16 @@ def test_run_keeps_the_named_machines_record(tmp_path, monkeypatch):
     home.mkdir()
     (home / ".asv-machine.json").write_text(json.dumps({"box": record, "version": 1}))
     monkeypatch.setenv("HOME", str(home))
-    calls, real = [], subprocess.run
+    calls = []
 
-    def fake(cmd, **kw):
-        if cmd[1:3] != ["-m", "asv"]:
-            return real(cmd, **kw)  # platform's own uname
-        calls.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0)
+    class Fake:  # asv run, started as tfbench starts every process (tfbench.measure.spawn)
+        def __init__(self, cmd, **kw):
+            calls.append(cmd)
 
-    monkeypatch.setattr(run.subprocess, "run", fake)
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(spawn, "Spawned", Fake)
     this = "{}.{}".format(*sys.version_info[:2])
     assert main(["run", "--python", this, "--machine", "box"]) == 0
     (command,) = calls

@@ -18,8 +18,9 @@ import pytest
 from asv.config import Config
 from conftest import scratch_asv_conf
 
-from tfbench.history.releases import ROOT, label, tracked_versions
+from tfbench.history.releases import label, tracked_versions
 from tfbench.history.repo import history_tags
+from tfbench.paths import ROOT
 from tfbench.publish import assets, changes, claims, results, site
 
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at

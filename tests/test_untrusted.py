@@ -21,8 +21,8 @@ from markdown_it import MarkdownIt
 from test_nightly import BUILDS, kept_bisection
 
 from tfbench.cli import main
-from tfbench.history.releases import ROOT
 from tfbench.history.repo import history_tags
+from tfbench.paths import ROOT
 
 MACHINE = "linux-2cpu-24gb"
 SCRIPT = "<script>alert('PWNED')</script>"

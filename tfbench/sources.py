@@ -9,8 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tfbench.paths import ROOT
+
 PACKAGE = "tfbench"
-ROOT = Path(__file__).resolve().parents[1]  # where the package's source lives
 
 
 def _imported(source: str, name: str, is_package: bool):

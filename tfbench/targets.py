@@ -29,6 +29,8 @@ from tfbench import scenarios
 from tfbench.measure import devices, heap, record, supervisor
 from tfbench.measure.child import measure_step
 from tfbench.measure.record import Record
+from tfbench.measure.spawn import Spawned
+from tfbench.paths import IMPORTED_FROM, PACKAGE, ROOT
 
 DEFAULT_ITERATIONS = 100  # a user's function; scenarios carry their own
 
@@ -167,10 +169,6 @@ def prepare(target: Step, iterations: int | None = None, warmup: int | None = No
     return Prepared(step, {}, "default", iterations, warmup)
 
 
-ROOT = Path(__file__).resolve().parents[1]
-# where this process imported tfbench from: a measuring process, through a link to the
-# project in a temporary directory (run_isolated)
-IMPORTED_FROM = Path(__file__).parents[1]
 SITE_PACKAGES = re.compile(r"[^\s\"']*/lib/python\d+\.\d+/site-packages/")
 
 
@@ -315,7 +313,7 @@ def run_isolated(
         # one's: its process imports tfbench from its source and nothing else from here.
         source = Path(tmp) / "code"
         source.mkdir()
-        (source / "tfbench").symlink_to(Path(__file__).resolve().parent)
+        (source / "tfbench").symlink_to(PACKAGE)
         path = [str(source), *dict.fromkeys(_import_root(m) for m in imports)]
         env = dict(
             os.environ,
@@ -325,12 +323,12 @@ def run_isolated(
         )
         log = Path(tmp) / "log"
         with open(log, "w") as printed:
-            exit_code = subprocess.call(
+            exit_code = Spawned(
                 [limits.python or sys.executable, "-m", module, str(spec_path), str(out_path)],
                 stdout=printed if limits.quiet else sys.stderr,
                 stderr=subprocess.STDOUT if limits.quiet else None,
                 env=env,
-            )
+            ).wait()
         out = json.loads(out_path.read_text()) if out_path.exists() else None
         last = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-20:])
     return out, exit_code, last

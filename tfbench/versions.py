@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfbench import formats, sources
+from tfbench.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 FILE = ROOT / "benchmarks" / "versions.json"
 # The asv glue every family's benchmarks run through; the versioning code itself measures
 # nothing and stays out of the digest.

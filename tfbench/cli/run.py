@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
+import signal
 import sys
 from pathlib import Path
 
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tfbench.gate import asvruns
     from tfbench.history import envs, releases
+    from tfbench.measure.spawn import Spawned
 
     config = common.config(args)
     tracked = common.tracked()
@@ -78,4 +79,9 @@ def run(args: argparse.Namespace) -> int:
     asvruns.ensure_machine(machine)
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
     command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
-    return subprocess.run([*command, f"--python={args.python}", revisions], env=env).returncode
+    # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
+    # forkserver and measurements) and says so in one line
+    asv = Spawned(
+        [*command, f"--python={args.python}", revisions], env=env, parent_signal=signal.SIGTERM
+    )
+    return asv.wait()

@@ -36,7 +36,8 @@ from typing import Any
 from tfbench import targets
 from tfbench.explain import layers
 from tfbench.measure import devices, record, steps, supervisor
-from tfbench.targets import ROOT, Step, portable
+from tfbench.paths import ROOT
+from tfbench.targets import Step, portable
 
 FRAMES = 12  # tracemalloc's depth: enough to reach the step's own line from inside NumPy
 TOP = 5

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +31,8 @@ from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
 from tfbench.history import envs, pythons, repo
 from tfbench.history.asvconf import derived_config
-from tfbench.measure import child
+from tfbench.measure.spawn import Spawned
+from tfbench.paths import ROOT
 from tfbench.probes import GridPoint
 
 PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
@@ -136,7 +137,7 @@ def ensure_machine(machine: str) -> None:
 class Started:
     """One asv run of one side, started."""
 
-    process: subprocess.Popen
+    process: Spawned
     log: Path
     results: Path
 
@@ -223,14 +224,14 @@ class AsvBackend:
             TFBENCH_MACHINE=r.machine,
         )
         log = run_dir / "asv.log"
-        with log.open("w") as out:
-            process = subprocess.Popen(
+        with log.open("w") as out:  # SIGTERM when the gate ends: asv takes its forkserver down
+            process = Spawned(
                 command,
                 cwd=conf.parent,
                 env=env,
                 stdout=out,
                 stderr=out,
-                preexec_fn=ends_with_gate(),
+                parent_signal=signal.SIGTERM,
             )
         return Started(process, log, run_dir / "results")
 
@@ -242,7 +243,7 @@ class AsvBackend:
             "repeats": repeats,
             "points": [[costs, [ast.literal_eval(v) for v in combo]] for costs, combo in points],
         }
-        project = str(Path(__file__).resolve().parents[2])
+        project = str(ROOT)
         path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
         started = {}
         for s in SIDES:
@@ -259,17 +260,14 @@ class AsvBackend:
             ]
             env = dict(os.environ, ASV_COMMIT=self.commits[s], PYTHONPATH=path)
             with (run_dir / "log").open("w") as log:
-                process = subprocess.Popen(
-                    command, env=env, stdout=log, stderr=log, preexec_fn=ends_with_gate()
+                process = Spawned(
+                    command, env=env, stdout=log, stderr=log, timeout_s=PROBE_AGAIN_TIMEOUT
                 )
             started[s] = (run_dir, process)
         codes: dict[str, int | str] = {}
         for s, (_, process) in started.items():
-            try:
-                codes[s] = process.wait(timeout=PROBE_AGAIN_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                codes[s] = f"killed after {PROBE_AGAIN_TIMEOUT} s"
+            code = process.wait()
+            codes[s] = process.stopped or code
         again = {}
         for s, (run_dir, _) in started.items():
             out = run_dir / "out.json"
@@ -298,10 +296,3 @@ def failed(what: str, code: int | str, log: Path) -> GateError:
     """The error of a run that failed, with the last lines of its log."""
     tail = log.read_text(errors="replace").strip().splitlines()[-15:]
     return GateError(f"{what} failed (exit {code}), {log}:\n" + "\n".join(tail))
-
-
-def ends_with_gate() -> Callable[[], object]:
-    """For Popen's preexec_fn: the run gets SIGTERM when the gate dies (asv then takes its
-    forkserver down, benchmarks/common.py), so a killed gate leaves no measurement behind."""
-    gate = os.getpid()
-    return lambda: child.die_with_parent(signal.SIGTERM, gate)

@@ -23,8 +23,8 @@ from packaging.version import InvalidVersion, Version
 
 from tfbench.history import pythons
 from tfbench.history.envsync import lock_file_name, normalize
+from tfbench.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 RELEASES_DIR = ROOT / "releases"
 RELEASES_FILE = RELEASES_DIR / "releases.txt"
 LOCKS_DIR = RELEASES_DIR / "locks"

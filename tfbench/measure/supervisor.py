@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -23,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from tfbench.measure import child
-from tfbench.measure.meter import group_rss_bytes, process_rss_bytes
+from tfbench.measure.meter import group_rss_bytes
 from tfbench.measure.record import Record
+from tfbench.measure.spawn import OVER_BUDGET, TIMEOUT, kill_group, overrun
 from tfbench.units import MiB
 
 # run(target, primed) -> its record, in the child; describe(target) -> a record without
@@ -81,15 +81,12 @@ def fork_each(
                 ended, status = os.waitpid(pid, os.WNOHANG)
                 verdict = None
                 if not ended:
-                    if max(process_rss_bytes(pid), groups.get(pid, 0)) > limit:
-                        verdict = "over_budget"
-                    elif time.monotonic() > deadline:
-                        verdict = "timeout"
-                    else:
+                    verdict = overrun(pid, limit, deadline, groups.get(pid, 0))
+                    if verdict is None:
                         continue
-                    _kill_group(pid)
+                    kill_group(pid)
                     os.waitpid(pid, 0)
-                _kill_group(pid)  # whatever the step started and left running
+                kill_group(pid)  # whatever the step started and left running
                 del running[pid]
                 results[index] = _collect(
                     describe(targets[index]), out, verdict, status, budget_bytes, timeout_s
@@ -102,25 +99,18 @@ def _run_one(run: Run, target: Any, primed: bool) -> Record:
     return run(target, primed)
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass  # the group is empty
-
-
 def _collect(
     record: Record, out: Path, verdict: str | None, status: int, budget: int, timeout_s: float
 ) -> Record:
     if verdict is None and out.exists():
         return json.loads(out.read_text())
     record.update(status=verdict or "error", budget_bytes=budget)
-    if verdict == "over_budget":
+    if verdict == OVER_BUDGET:
         record["error"] = (
             f"killed: RSS of the measuring process and the processes it "
             f"started passed the budget of {budget / MiB:.0f} MiB"
         )
-    elif verdict == "timeout":
+    elif verdict == TIMEOUT:
         record["error"] = f"killed: still running after {timeout_s:.0f} s"
     elif os.WIFSIGNALED(status):
         record["error"] = f"the measuring process died of signal {os.WTERMSIG(status)}"

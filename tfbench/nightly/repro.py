@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import ast
 import os
-import signal
-import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tfbench import grammar, scenarios
-from tfbench.measure.meter import group_rss_bytes
+from tfbench.measure.spawn import Spawned
 from tfbench.measure.supervisor import default_budget_bytes
+from tfbench.paths import PACKAGE
 from tfbench.targets import (
     FootprintTarget,
     FunctionTarget,
@@ -32,9 +30,6 @@ from tfbench.targets import (
     Target,
     portable,
 )
-from tfbench.units import format_bytes
-
-ROOT = Path(__file__).resolve().parents[1]
 
 HELPERS = '''
 class Unsupported(NotImplementedError):
@@ -143,7 +138,7 @@ def _inlined(path: Path) -> str:
 
 def _scenario_modules(module: str) -> list[str]:
     """The scenario module and the other scenario modules it imports, those first."""
-    tree = ast.parse(ROOT.joinpath(*module.split(".")[1:]).with_suffix(".py").read_text())
+    tree = ast.parse(PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py").read_text())
     first = [
         node.module
         for node in tree.body
@@ -237,7 +232,7 @@ def _scenario(target: ScenarioTarget) -> tuple[str, list[str], str]:
     body = [HELPERS]
     for name in _scenario_modules(scenario.prepare.__module__):
         body.append(f"\n# ---- {name.replace('.', '/')}.py, as tfbench measures it ----\n")
-        body.append(_inlined(ROOT.joinpath(*name.split(".")[1:]).with_suffix(".py")))
+        body.append(_inlined(PACKAGE.joinpath(*name.split(".")[1:]).with_suffix(".py")))
     prepare = f"CATALOG[{target.scenario!r}].prepare(**{params!r})"
     return target.scenario, body, f"\n\ndef make_step():\n    return {prepare}\n"
 
@@ -266,32 +261,22 @@ def run(code: str, python: Path, limits: Limits) -> str:
     """What the reproducer prints, run by `python` (a build's environment), as a reporter
     runs it; killed with its processes past the memory budget or the timeout, and said so
     with the end of its log."""
-    budget = limits.budget_bytes or default_budget_bytes()
     with tempfile.TemporaryDirectory(prefix="tfbench-repro-") as tmp:
         script, out, err = (Path(tmp) / name for name in ("repro.py", "out", "err"))
         script.write_text(code)
         with open(out, "w") as printed, open(err, "w") as logged:
-            process = subprocess.Popen(
+            process = Spawned(
                 [str(python), str(script)],
                 stdout=printed,
                 stderr=logged,  # TensorFlow's log: shown only when the run fails
                 env={"PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": "3"},
-                start_new_session=True,  # its own group: its helpers counted, killed with it
+                budget_bytes=limits.budget_bytes or default_budget_bytes(),
+                timeout_s=limits.timeout_s,
             )
-        deadline, stopped = time.monotonic() + limits.timeout_s, ""
-        while process.poll() is None:
-            if group_rss_bytes({process.pid})[process.pid] > budget:
-                stopped = f"stopped: RSS passed the budget of {format_bytes(budget)}"
-            elif time.monotonic() > deadline:
-                stopped = f"stopped after {limits.timeout_s:.0f} s"
-            if stopped:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                break
-            time.sleep(0.1)
+            ended = process.wait()
         lines = out.read_text(errors="replace").strip().splitlines()
-        if stopped or process.returncode:
+        if process.stopped or ended:
             lines += err.read_text(errors="replace").strip().splitlines()[-10:]
-            lines.append(f"({stopped or f'exit {process.returncode}'})")
+            lines.append(f"({process.stopped or f'exit {ended}'})")
         said = "\n".join(lines).replace(f"{tmp}{os.sep}", "")  # kept: no path of this machine
     return portable(said)
