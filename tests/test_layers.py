@@ -11,6 +11,8 @@ scenarios, sweep  <-  keptfiles (every kept file, read and checked)  <-  probes,
 nightly, publish, cli
 targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-
 publish (renders the reports filed upstream), cli
+figures (the one table of figures) and paths: below every reader; benchmarks/ (the suite)
+on top: tfbench imports it only by computed names, each declared (DYNAMIC)
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 """
 
@@ -119,9 +121,25 @@ for allowed in ALLOWED.values():  # where things are: any layer may ask (tfbench
 PACKAGE = ROOT / "tfbench"
 
 
+# The asv suite: it reads tfbench's instrument; nothing of tfbench imports it by name.
+ALLOWED["benchmarks"] = {
+    *("formats", "units", "figures", "measure", "scenarios", "targets", "probes"),
+    *("versions", "paths", "benchmarks"),
+}
+# Imports by a name computed at run time, each declared: the module -> (the layer it
+# reaches, why). The suite's own modules are loaded by the processes that measure it.
+DYNAMIC = {
+    "tfbench.gate.confirm": ("benchmarks", "the suite's Costs classes, read again"),
+    "tfbench.targets": ("benchmarks", "the modules that register a family's scenarios"),
+    "tfbench.scenarios": ("scenarios", "every family module of the catalog, registering it"),
+}
+
+
 def layer(module: str) -> str:
-    """tfbench.measure.meter -> measure; tfbench.cli -> cli."""
+    """tfbench.measure.meter -> measure; tfbench.cli -> cli; benchmarks.loops -> benchmarks."""
     parts = module.split(".")
+    if parts[0] == "benchmarks":
+        return "benchmarks"
     return parts[1] if len(parts) > 1 else "units"  # `import tfbench` alone reaches nothing
 
 
@@ -131,7 +149,20 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-SOURCES = sorted(PACKAGE.rglob("*.py"))
+SOURCES = sorted([*PACKAGE.rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+
+
+def dynamic_imports(source: str) -> list[str]:
+    """What each importlib.import_module or __import__ call of the source imports, as
+    written (its argument's source)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and node.args:
+            called = node.func
+            name = called.attr if isinstance(called, ast.Attribute) else getattr(called, "id", "")
+            if name in ("import_module", "__import__"):
+                found.append(ast.unparse(node.args[0]))
+    return found
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -141,6 +172,39 @@ def test_imports_go_one_way(path):
     found = imports(path.read_text(), name, path.name == "__init__.py")
     wrong = {m for m in found if layer(m) not in ALLOWED[own]}
     assert not wrong, f"{own} may import only {sorted(ALLOWED[own])}"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_by_computed_names_are_declared_and_go_one_way(path):
+    """A dynamic import is no exception to the layers: each is declared with the layer it
+    reaches, which its module's layer may import."""
+    name = module_name(path)
+    sites = dynamic_imports(path.read_text())
+    if not sites:
+        assert name not in DYNAMIC, "declared dynamic, imports nothing by a computed name"
+        return
+    assert name in DYNAMIC, f"undeclared dynamic imports: {sites}"
+    reached, _ = DYNAMIC[name]
+    own = layer(name)
+    assert reached == own or reached == "benchmarks", (own, reached)
+
+
+def test_nothing_of_tfbench_imports_the_suite_by_name():
+    for path in PACKAGE.rglob("*.py"):
+        found = {m for m in imports_all(path) if m.split(".")[0] == "benchmarks"}
+        assert not found, path
+
+
+def imports_all(path: Path) -> set[str]:
+    """Every module a source imports (ours and others'), by name."""
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
 
 
 def test_every_module_is_in_a_layer():

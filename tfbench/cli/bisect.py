@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from tfbench import figures
-from tfbench.cli import common, measure, output
+from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.nightlies:
         return nightlies(args, target)
     versions = common.release_range(args.range)
-    found = bisect(measure.runner(args, target), versions, args.metric)
+    found = bisect(common.runner(args, target), versions, args.metric)
     common.checked_records(found.readings)
     if args.json:
         keys = ("metric", "last_before", "first_after", "readings")

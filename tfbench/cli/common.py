@@ -12,6 +12,7 @@ from tfbench.measure.steps import MAX_ITERATIONS
 from tfbench.units import MiB
 
 if TYPE_CHECKING:
+    from tfbench.sweep import Runner
     from tfbench.targets import Limits, Step, Target
 
 EXIT_BAD_INPUT = 2
@@ -234,3 +235,11 @@ def checked_records(records: list) -> list:
     if bad:
         raise BadInput(bad["error"])
     return records
+
+
+def runner(args: argparse.Namespace, target: Target) -> Runner:
+    """Measures the target in any release's environment, saying what it does."""
+    from tfbench.sweep import Runner
+
+    checked = measuring(args), flavour(args), python(args)
+    return Runner(target, *checked[:2], args.env_dir, progress, python=checked[2])

@@ -13,7 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
-from tfbench.cli import common, measure, output
+from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
 
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         from tfbench.sweep import measure_releases
 
         versions = common.releases(args.releases)
-        runner = measure.runner(args, target)
+        runner = common.runner(args, target)
         runner.measure = explain_isolated
         records = common.checked_records(measure_releases(runner, versions))
         print(json.dumps(records, indent=2) if args.json else output.explanations(records))
@@ -85,7 +85,7 @@ def leaking(args: argparse.Namespace) -> int:
     found = {}
     for k, (point, scenario, params) in enumerate(points, 1):
         common.progress(f"[{k}/{len(points)}] {point}")
-        runner = measure.runner(args, ScenarioTarget(scenario, params))
+        runner = common.runner(args, ScenarioTarget(scenario, params))
         runner.measure = explain_isolated
         found[point] = runner(tag.removeprefix("v"))
         common.progress(f"  {found[point].get('conclusion') or found[point]['status']}")

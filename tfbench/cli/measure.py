@@ -10,8 +10,7 @@ from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
 
 if TYPE_CHECKING:
-    from tfbench.sweep import Runner
-    from tfbench.targets import Target
+    pass
 
 
 def add(sub: Subcommands) -> None:
@@ -30,15 +29,6 @@ def add(sub: Subcommands) -> None:
     m.set_defaults(run=run)
 
 
-def runner(args: argparse.Namespace, target: Target) -> Runner:
-    """Measures the target in any release's environment, saying what it does."""
-    from tfbench.sweep import Runner
-
-    flavour, python = common.flavour(args), common.python(args)
-    limits = common.measuring(args)
-    return Runner(target, limits, flavour, args.env_dir, common.progress, python=python)
-
-
 def run(args: argparse.Namespace) -> int:
     from tfbench.targets import measure
 
@@ -47,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         from tfbench.sweep import measure_releases
 
         versions = common.releases(args.releases)
-        records = common.checked_records(measure_releases(runner(args, target), versions))
+        records = common.checked_records(measure_releases(common.runner(args, target), versions))
         print(json.dumps(records, indent=2) if args.json else output.releases(records))
         return 0 if all(r["status"] == "ok" for r in records) else 1
     (result,) = common.checked_records([measure(target, common.measuring(args))])

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 # measurement reads; the table's order is the order a gate's worse rows are taken in)
 METRIC_OF = {f.method: f.name for f in figures.FIGURES if f.bisect}
 ROW = re.compile(r"^(?P<bench>[\w.]+)\((?P<params>.*)\)$")
-READINGS = 3  # of each release's figure: fresh processes, as the suite's probe
 
 
 def add(sub: Subcommands) -> None:
@@ -109,31 +108,23 @@ def run(args: argparse.Namespace) -> int:
 def gate_rows(
     config: Path, machine: str, pair: tuple[str, str], top: int
 ) -> list[tuple[Target, str]]:
-    """The kept gate run's worse rows that a scenario measures, the heap's and the
-    verdict's first, then by relative change, at most `top`."""
+    """The kept gate run's worse rows a nightly bisection can read (gate.kept.worse_rows's
+    order), those of points a target measures, at most `top`."""
     from tfbench.gate import kept
 
     run = kept.read(config.parent / "results", machine, pair)
     if run is None:
         raise BadInput(f"no kept gate run of {pair[0]} {pair[1]} on {machine}")
-    ranked = []
-    for row in run["rows"]:
-        metric = METRIC_OF.get(row["metric"])
-        if row["direction"] != "worse" or metric is None:
-            continue
+    chosen = []
+    for row in kept.worse_rows(run):
         params = ", ".join(repr(v) for v in row["params"].values())
         try:
             found = row_target(f"{row['benchmark']}({params})", config)
         except BadInput:
             continue  # no CPU scenario measures it
-        if found is None:
-            continue
-        target = found[0]
-        before, after = row["before"] or 0.0, row["after"] or 0.0
-        change = abs(after - before) / max(abs(before), 1e-12)
-        ranked.append((figures.BISECTED.index(metric), -change, target, metric))
-    ranked.sort(key=lambda r: (r[0], r[1]))
-    return [(target, metric) for _, _, target, metric in ranked[:top]]
+        if found is not None:
+            chosen.append(found)
+    return chosen[:top]
 
 
 def report(
@@ -144,37 +135,22 @@ def report(
     machine: str,
     config: Path,
 ) -> int:
-    """Bisect (or read the kept bisection), measure the two releases, write the report."""
-    from tfbench.cli import measure
+    """The report to file upstream (tfbench.nightly.run.file_upstream), printed."""
     from tfbench.nightly import repro, upstream
     from tfbench.nightly import run as nightly
-    from tfbench.sweep import measure_releases
 
-    old, new = versions[0], versions[-1]
-    folder = config.parent / "results" / "upstream" / machine / upstream.slug(target, metric)
-    kept = folder / "bisect.json"
     limits = common.measuring(args)
     try:  # before hours of bisecting: the step must be one a reproducer can hold
         repro.source(target, limits.iterations or 1, limits.warmup or 1)
     except repro.NotInlined as e:
         raise BadInput(f"no reproducer of {e}") from None
-    again = args.again or not kept.exists()
-    if again:
-        found = nightly.bisect_between(
-            target, limits, old, new, metric, args.env_dir, common.progress
-        )
-        runner = measure.runner(args, target)
-        found["releases"] = {v: measure_releases(runner, [v] * READINGS) for v in (old, new)}
-        found["limits"] = limits.to_json()
-        found["environment"] = upstream.environment()
-        found["repro"] = nightly.reproduce(found, target, limits, args.env_dir, common.progress)
-        nightly.write(found, kept)
-    data = nightly.read(kept)  # what is written up is what the file holds, checked
-    if not again:
-        common.progress(f"the kept bisection: {kept}")
-    written = upstream.write(data, target, folder)
+    folder = config.parent / "results" / "upstream" / machine / upstream.slug(target, metric)
+    runner = common.runner(args, target)
+    data, written = nightly.file_upstream(
+        target, metric, versions[0], versions[-1], folder, runner, args.again, common.progress
+    )
     print(output.nightly(data))
     for what, path in written.items():
         print(f"{what}: {path}")
-    print(f"kept: {kept}")
+    print(f"kept: {folder / 'bisect.json'}")
     return 0 if data["kind"] == "step" else 1

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from tfbench import formats, keptfiles
+from tfbench import figures, formats, keptfiles
 from tfbench.gate.rules import Change
 from tfbench.gate.shifts import Shift
 
@@ -48,3 +48,17 @@ def read(results_dir: Path, machine: str, pair: tuple[str, str]) -> keptfiles.Ga
     if not kept.exists() and not kept.is_symlink():
         return None
     return keptfiles.gate_run(kept)
+
+
+def worse_rows(run: keptfiles.GateRun) -> list[keptfiles.GateRow]:
+    """The run's worse rows of figures a nightly bisection reads (tfbench.figures), in the
+    order to write them up: by the table's order of figures (what the heap and the verdict
+    say first), then by relative change, largest first."""
+    order = {f.method: k for k, f in enumerate(figures.FIGURES) if f.bisect}
+
+    def change(row: keptfiles.GateRow) -> float:
+        before, after = row["before"] or 0.0, row["after"] or 0.0
+        return abs(after - before) / max(abs(before), 1e-12)
+
+    found = [r for r in run["rows"] if r["direction"] == "worse" and r["metric"] in order]
+    return sorted(found, key=lambda r: (order[r["metric"]], -change(r)))

@@ -173,3 +173,16 @@ def _git_version(python: Path) -> str:
         tail = (run.stderr or run.stdout).strip().splitlines()[-1:]
         raise Broken(f"does not import: {' '.join(tail)}")
     return run.stdout.strip().splitlines()[-1]
+
+
+def pin_changes(old: list[str], new: list[str]) -> list[str]:
+    """name old -> new, for each distribution whose name==version differs between the two
+    lists (TensorFlow and tf-nightly left out)."""
+    a, b = (dict(line.split("==", 1) for line in pins) for pins in (old, new))
+    names = sorted(set(a) | set(b), key=str.lower)
+    return [
+        f"{n} {a.get(n, 'none')} -> {b.get(n, 'none')}"
+        for n in names
+        if a.get(n) != b.get(n)
+        and not n.lower().startswith(("tensorflow", "tf-nightly", "tf_nightly"))
+    ]

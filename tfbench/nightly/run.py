@@ -10,11 +10,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from tfbench import formats, keptfiles, targets
+from tfbench import formats, keptfiles, sweep, targets
 from tfbench.history import envs, releases
 from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
-from tfbench.nightly import builds, policy, repro
+from tfbench.nightly import builds, policy, repro, upstream
 from tfbench.nightly.policy import Broken, Build, Found
 
 
@@ -83,20 +83,7 @@ def lock_changes(old: str, new: str) -> list[str]:
         ]
         for v in (old, new)
     ]
-    return pin_changes(*pins)
-
-
-def pin_changes(old: list[str], new: list[str]) -> list[str]:
-    """name old -> new, for each distribution whose name==version differs between the two
-    lists (TensorFlow and tf-nightly left out)."""
-    a, b = (dict(line.split("==", 1) for line in pins) for pins in (old, new))
-    names = sorted(set(a) | set(b), key=str.lower)
-    return [
-        f"{n} {a.get(n, 'none')} -> {b.get(n, 'none')}"
-        for n in names
-        if a.get(n) != b.get(n)
-        and not n.lower().startswith(("tensorflow", "tf-nightly", "tf_nightly"))
-    ]
+    return builds.pin_changes(*pins)
 
 
 def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds: float) -> dict:
@@ -151,3 +138,36 @@ def write(data: dict, path: Path) -> Path:
 def read(path: Path) -> keptfiles.Bisection:
     """A kept bisection, every field checked (keptfiles.KeptFileError names the field)."""
     return keptfiles.bisection(path)
+
+
+READINGS = 3  # of each release's figure: fresh processes, as the suite's probe
+
+
+def file_upstream(
+    target: targets.Target,
+    metric: str,
+    old: str,
+    new: str,
+    folder: Path,
+    runner: sweep.Runner,
+    again: bool = False,
+    say: Callable[[str], None] = print,
+) -> tuple[keptfiles.Bisection, dict[str, Path | str]]:
+    """The report to file with TensorFlow, in `folder`: the nightly bisection between two
+    releases (kept as bisect.json; the kept one unless `again`), each release read
+    READINGS times, repro.py run in the named builds' environments, then issue.md,
+    repro.py and plot.png rendered from the kept file as read back, checked."""
+    kept = folder / "bisect.json"
+    if again or not kept.exists():
+        limits = runner.limits
+        found = bisect_between(target, limits, old, new, metric, runner.root, say)
+        found["releases"] = {v: sweep.measure_releases(runner, [v] * READINGS) for v in (old, new)}
+        found["limits"] = limits.to_json()
+        found["environment"] = upstream.environment()
+        found["repro"] = reproduce(found, target, limits, runner.root, say)
+        write(found, kept)
+        data = read(kept)
+    else:
+        data = read(kept)
+        say(f"the kept bisection: {kept}")
+    return data, upstream.write(data, target, folder)

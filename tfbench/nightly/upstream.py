@@ -14,8 +14,7 @@ from typing import Any
 from tfbench import escape, figures, targets
 from tfbench.keptfiles import Bisection
 from tfbench.nightly import policy, repro
-from tfbench.nightly.builds import parse_time
-from tfbench.nightly.run import pin_changes
+from tfbench.nightly.builds import parse_time, pin_changes
 from tfbench.units import KiB, MiB
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
