@@ -61,7 +61,7 @@ ALLOWED = {
     "explain": {"formats", "units", "measure", "targets", "history", "explain"},
     "gate": {
         *("formats", "keptfiles", "units", "floors", "figures", "history", "measure"),
-        *("probes", "gate"),
+        *("targets", "probes", "gate"),
     },
     "nightly": {
         "figures",
@@ -130,6 +130,7 @@ ALLOWED["benchmarks"] = {
 # reaches, why). The suite's own modules are loaded by the processes that measure it.
 DYNAMIC = {
     "tfbench.gate.confirm": ("benchmarks", "the suite's Costs classes, read again"),
+    "tfbench.gate.timeserver": ("benchmarks", "the suite's step classes, timed"),
     "tfbench.targets": ("benchmarks", "the modules that register a family's scenarios"),
     "tfbench.scenarios": ("scenarios", "every family module of the catalog, registering it"),
 }

@@ -1,5 +1,6 @@
-"""The gate's round policy (tfbench.gate.session) with a fake backend: which runs it asks
-for, in what order, what it measures again and when it stops. No asv, no TensorFlow."""
+"""The gate's policy (tfbench.gate.session) with a fake backend: which runs it asks for, in
+what order, what it measures again, which points it gives the time reader. No asv, no
+TensorFlow."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from tfbench.gate import rules, session
+from tfbench.gate import rules, session, verdict
 from tfbench.gate.readings import Point, Side
 from tfbench.units import MiB
 
 TIME = [(f"m.C{p}.time_step", ("'x'",)) for p in range(5)]
+GPU_TIME = ("m.G.time_step", ("'GPU'",))
 PEAKMEM = ("m.C0.peakmem_step", ("'x'",))
 PEAK = ("m.C0Costs.track_peak_increase", ("'x'",))
 BENCH = {
@@ -23,6 +25,7 @@ BENCH = {
         (PEAK[0], "bytes"),
     ]
 }
+BENCH[GPU_TIME[0]] = {"param_names": ["device"], "params": [["'CPU'", "'GPU'"]], "unit": "s"}
 # side, kind, run id, point -> the run's readings of the point (None: no reading)
 Model = Callable[[str, str, str, Point], list[float] | None]
 
@@ -41,6 +44,7 @@ class Fake:
         self.model, self.again_value, self.selects = model, again, selects
         self.calls: list[tuple] = []  # (kind, sides, run id, selection) of every run asked for
         self.probed: list[tuple] = []  # (points, repeats) of every probe_again
+        self.timed: list[list[Point]] = []  # the points of every times()
 
     def environments(self) -> list[float]:
         return [0.01, 0.01]
@@ -69,34 +73,35 @@ class Fake:
     def benchmarks(self) -> dict:
         return BENCH
 
+    def times(self, points: list[Point]) -> dict:
+        self.timed.append(points)
+        return {p: verdict.Timed(p, 0.02, logs=[0.0] * 6) for p in points}
+
     def kinds(self) -> list[tuple]:
         return [(c[0], c[1], c[2]) for c in self.calls]
 
 
-def gate(backend: Fake, rounds: int = 2, bench: str | None = None) -> session.Measured:
-    return session.Session(backend, bench, rounds, say=lambda text: None).measure()
+def gate(backend: Fake, bench: str | None = None) -> session.Measured:
+    return session.Session(backend, bench, say=lambda text: None).measure()
 
 
-def test_a_quiet_gate_runs_the_rounds_and_nothing_more():
+def test_a_quiet_gate_runs_memory_once_then_the_time_reader():
     fake = Fake()
     measured = gate(fake)
-    assert fake.kinds() == [
-        ("memory", ("A", "B"), "1"),  # memory: both sides at once, first round only
-        ("time", ("A",), "1"),
-        ("time", ("B",), "1"),
-        ("time", ("A",), "2"),
-        ("time", ("B",), "2"),
-    ]
+    assert fake.kinds() == [("memory", ("A", "B"), "1")]  # memory: both sides at once
+    assert fake.timed == [[*TIME, ("m.G.time_step", ("'CPU'",))]]  # every CPU time point
     assert rules.compare(BENCH, measured.before, measured.after) == []
-    assert measured.switches == [0.01, 0.01]  # the second round's: the first makes them
+    assert set(measured.timed) == set(fake.timed[0])
+    assert measured.switches == [0.01, 0.01]
 
 
-def test_each_run_selects_its_kind_among_what_bench_selects():
+def test_memory_runs_and_time_points_are_those_bench_selects():
     fake = Fake()
     gate(fake, bench="C0")
-    memory, time = fake.calls[0][3], fake.calls[1][3]
-    assert memory == session.selection("memory", "C0") and time == session.selection("time", "C0")
-    assert re.search(memory, rules.point_name(PEAK)) and not re.search(memory, "m.C0.time_step")
+    assert fake.calls[0][3] == session.selection("memory", "C0")
+    assert re.search(fake.calls[0][3], rules.point_name(PEAK))
+    assert not re.search(fake.calls[0][3], "m.C0.time_step")
+    assert fake.timed == [[TIME[0]]]
 
 
 def _apart(point: Point, low: list[float], high: list[float]) -> Model:
@@ -144,68 +149,16 @@ def test_only_a_probe_grids_points_are_probed_again():
     assert not session.probed(("footprint.Footprint.track_footprint_heap", ("'CPU'",)))
 
 
-def _slower(point: Point, factor: float, confirm: float | None = None) -> Model:
-    """Side B runs `point` `factor` slower in the rounds, `confirm` slower after them."""
-
-    def model(side: str, kind: str, run_id: str, p: Point) -> list[float] | None:
-        values = quiet(side, kind, run_id, p)
-        if p != point or side == "A":
-            return values
-        slow = factor if run_id.isdigit() or confirm is None else confirm
-        return [v * slow for v in values]
-
-    return model
-
-
-def test_a_time_point_whose_runs_part_is_confirmed_to_five_runs_a_side():
-    fake = Fake(_slower(TIME[2], 1.3))
-    measured = gate(fake)
-    confirm = [c for c in fake.calls if c[2].startswith("c")]
-    assert [(c[1], c[2]) for c in confirm] == [
-        ((side,), f"c{n}") for n in range(1, 4) for side in ("A", "B")
-    ]  # A then B, alone, until 5 runs a side
-    assert {c[3] for c in confirm} == {session.selection("time", session.exactly([TIME[2]]))}
-    (row,) = rules.compare(BENCH, measured.before, measured.after)
-    assert (row.name, row.direction) == (rules.point_name(TIME[2]), "worse")
-    assert "5 and 5 runs" in row.evidence
-
-
-def test_a_screened_point_that_does_not_part_again_is_no_row():
-    fake = Fake(_slower(TIME[2], 1.3, confirm=1.0))
-    measured = gate(fake)
-    assert [c for c in fake.calls if c[2].startswith("c")]
-    assert rules.compare(BENCH, measured.before, measured.after) == []
-
-
-def test_a_run_that_reads_the_whole_suite_slow_is_measured_again():
-    def model(side: str, kind: str, run_id: str, p: Point) -> list[float] | None:
-        values = quiet(side, kind, run_id, p)
-        return [v * 2.6 for v in values] if (side, run_id) == ("A", "2") else values
-
-    fake = Fake(model)
-    measured = gate(fake)
-    assert ("time", ("A",), "r1.1") in fake.kinds()
-    assert not [c for c in fake.kinds() if c[1] == ("B",) and c[2].startswith("r")]
-    assert rules.compare(BENCH, measured.before, measured.after) == []
-    assert len(measured.before.runs[TIME[0]]) == 2  # the slow run is no longer read
-
-
-def test_the_screen_needs_two_runs_a_side():
-    """One round gives one time run a side: the screen passes nothing, so no time point is
-    confirmed and no time row can be found (memory is confirmed as with two)."""
-    fake = Fake(_slower(TIME[2], 1.3))
-    measured = gate(fake, rounds=1)
-    assert [c[2] for c in fake.calls] == ["1", "1", "1"]
-    assert rules.compare(BENCH, measured.before, measured.after) == []
-    fake = Fake(_apart(PEAKMEM, [500 * MiB], [530 * MiB]))
-    gate(fake, rounds=1)
-    assert [c[2] for c in fake.calls if c[2].startswith("m")] == ["m1", "m2", "m3", "m4"]
-
-
-def test_a_kind_the_selection_lacks_is_not_asked_again():
-    fake = Fake(selects="memory")
-    gate(fake)
-    assert [c[:3] for c in fake.calls] == [("memory", ("A", "B"), "1"), ("time", ("A",), "1")]
+def test_a_selection_of_time_alone_finds_the_suite_in_one_time_run():
+    """No memory benchmark selected: one run of side A's time benchmarks finds the suite
+    (asv's discovery) for the time reader, which then reads the points."""
+    fake = Fake(selects="time")
+    gate(fake, bench="C1")
+    assert [c[:3] for c in fake.calls] == [
+        ("memory", ("A", "B"), "1"),
+        ("time", ("A",), "discover"),
+    ]
+    assert fake.timed == [[TIME[1]]]
 
 
 def test_a_selection_of_nothing_is_bad_input():

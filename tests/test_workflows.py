@@ -216,11 +216,20 @@ def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection
         "before": 20400.0,
         "after": 46000.0,
         "unit": "bytes/iteration",
-        "evidence": "retained 19.9 -> 44.9 KiB/iteration",
+        "evidence": {
+            "rule": "apart",
+            "figure": "retained",
+            "before": [20400.0, 20400.0],
+            "after": [46000.0, 46000.0],
+            "floor": 1024,
+            "readings": [5, 5],
+        },
     }
     gate = results / "gate" / "gha-test" / "v2.21.0-v2.22.0rc0.json"
     gate.parent.mkdir(parents=True)
-    gate.write_text(json.dumps({"format": 1, "rounds": 2, "rows": [row], "shifts": []}))
+    time = {"design": "interleaved", "margin": 0.02, "pairs": [8, 14], "seconds": 0.2}
+    time |= {"skipped": 0, "different": 0, "same": 81, "unknown": []}
+    gate.write_text(json.dumps({"format": 2, "time": time, "rows": [row], "shifts": []}))
     target = ScenarioTarget(
         "loop.python_matmul", {k: v for k, v in params.items() if k != "variant"}
     )

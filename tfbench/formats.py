@@ -7,7 +7,7 @@ from typing import Any
 
 KEY = "format"
 PROBES = 1  # results/probes/<commit>-<env>-<flavour>.json
-GATE_RUN = 1  # results/gate/<machine>/<old>-<new>.json
+GATE_RUN = 2  # results/gate/<machine>/<old>-<new>.json (2: evidence as data, time's summary)
 EXPLAINED = 1  # results/explain/<machine>/<tag>.json
 BISECTION = 1  # results/upstream/<machine>/<slug>/bisect.json
 VERSIONS = 1  # benchmarks/versions.json

@@ -283,7 +283,7 @@ class GateRow(TypedDict):
     before: float | None
     after: float | None
     unit: str
-    evidence: str
+    evidence: dict[str, Any]  # which rule, on what (tfbench.gate.rules.told)
 
 
 class GateShift(TypedDict):
@@ -297,9 +297,68 @@ class GateShift(TypedDict):
 
 
 class GateRun(TypedDict):
-    rounds: int
+    time: dict[str, Any]  # what the time reader did (tfbench.gate.timing.summary)
     rows: list[GateRow]
     shifts: list[GateShift]
+
+
+def _pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
+    def pair(value: Any, where: str) -> list[Any]:
+        found = grammar.each(value, where, check)
+        if len(found) != 2:
+            raise Invalid(where, f"{len(found)} values where a pair (before, after) is")
+        return found
+
+    return pair
+
+
+# a row's evidence: rule -> its fields' checks (tfbench.gate.rules writes and tells them)
+EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
+    "apart": {
+        "figure": grammar.text,
+        "before": _pair_of(grammar.number),
+        "after": _pair_of(grammar.number),
+        "floor": grammar.number,
+        "readings": _pair_of(grammar.integer),
+    },
+    "flip": {
+        "before": grammar.boolean,
+        "after": grammar.boolean,
+        "readings": _pair_of(grammar.integer),
+    },
+    "status": {"side": grammar.one_of(("before", "after")), "why": grammar.text},
+    "time": {
+        **dict.fromkeys(("ratio", "low", "high", "margin", "before", "after"), grammar.number),
+        "pairs": grammar.integer,
+    },
+}
+EVIDENCE_EXTRA = {"heap": grammar.identifier, "less": grammar.text}  # rss only; a shift's
+
+
+def _evidence(value: Any, where: str) -> dict[str, Any]:
+    data = grammar.obj(value, where)
+    rule = field(data, "rule", grammar.one_of(tuple(EVIDENCE)), where)
+    found: dict[str, Any] = {"rule": rule}
+    for name, check in EVIDENCE[rule].items():
+        found[name] = field(data, name, check, where)
+    for name, check in EVIDENCE_EXTRA.items():
+        if name in data:
+            found[name] = check(data[name], f"{where}.{name}")
+    return found
+
+
+def _time_summary(value: Any, where: str) -> dict[str, Any]:
+    data = grammar.obj(value, where)
+    return {
+        "design": field(
+            data, "design", grammar.one_of(("interleaved", "duet", "duet-unpinned")), where
+        ),
+        "margin": field(data, "margin", grammar.number, where),
+        "pairs": field(data, "pairs", _pair_of(grammar.integer), where),
+        "seconds": field(data, "seconds", grammar.number, where),
+        **{k: field(data, k, grammar.integer, where) for k in ("skipped", "different", "same")},
+        "unknown": field(data, "unknown", lambda v, f: grammar.each(v, f, grammar.point), where),
+    }
 
 
 def _row(value: Any, where: str) -> GateRow:
@@ -317,7 +376,7 @@ def _row(value: Any, where: str) -> GateRow:
         before=field(data, "before", optional(grammar.number), where),
         after=field(data, "after", optional(grammar.number), where),
         unit=field(data, "unit", grammar.text, where),
-        evidence=field(data, "evidence", grammar.text, where),
+        evidence=field(data, "evidence", _evidence, where),
     )
 
 
@@ -342,7 +401,7 @@ def check_gate_run(value: Any) -> GateRun:
     data = grammar.obj(value, "")
     _format(data, formats.GATE_RUN)
     return GateRun(
-        rounds=field(data, "rounds", grammar.integer),
+        time=field(data, "time", _time_summary),
         rows=field(data, "rows", _rows),
         shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
     )

@@ -285,6 +285,22 @@ def _import_root(module: str) -> str:
     return str(file.parents[module.count(".")])
 
 
+def isolated_env(tmp: Path, roots: list[str], counted: bool = False) -> dict[str, str]:
+    """The environment of a process that imports tfbench from its source and nothing else
+    from this process's path but `roots` (another environment's packages, its TensorFlow,
+    must not be shadowed by this one's), through a link made in `tmp`; every allocation
+    through glibc's malloc and counted where `counted` (tfbench.measure.heap)."""
+    source = tmp / "code"
+    source.mkdir()
+    (source / "tfbench").symlink_to(PACKAGE)
+    return dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
+        PYTHONPATH=os.pathsep.join([str(source), *dict.fromkeys(roots)]),
+        **(heap.preload_env() if counted else {}),
+    )
+
+
 def run_isolated(
     module: str,
     spec: dict[str, Any],
@@ -309,18 +325,7 @@ def run_isolated(
         spec_path.write_text(
             json.dumps({**spec, "limits": limits.to_json(), "imports": list(imports)})
         )
-        # Another environment's packages (its TensorFlow) must not be shadowed by this
-        # one's: its process imports tfbench from its source and nothing else from here.
-        source = Path(tmp) / "code"
-        source.mkdir()
-        (source / "tfbench").symlink_to(PACKAGE)
-        path = [str(source), *dict.fromkeys(_import_root(m) for m in imports)]
-        env = dict(
-            os.environ,
-            TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
-            PYTHONPATH=os.pathsep.join(path),
-            **(heap.preload_env() if counted else {}),
-        )
+        env = isolated_env(Path(tmp), [_import_root(m) for m in imports], counted)
         log = Path(tmp) / "log"
         with open(log, "w") as printed:
             exit_code = Spawned(

@@ -29,12 +29,12 @@ def add(sub: Subcommands) -> None:
     g.add_argument("--bench", "-b", help="regular expression of benchmarks, as asv run's")
     g.add_argument("--machine", help="asv machine name (default: this host's)")
     g.add_argument(
-        "--rounds",
-        type=int,
-        default=2,
-        help="rounds (default 2): memory in the first, both sides at once; time in each, "
-        "A then B (the screen: memory points read apart are read again to 5 readings a "
-        "side, time points whose runs part re-measured to 5 runs a side)",
+        "--plant",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="calibration: the new side's steps do this share more work (TensorFlow work, "
+        "e.g. 0.05); the run is not kept",
     )
     shown = g.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -68,8 +68,8 @@ def request(args: argparse.Namespace) -> Request:
                 f"--bench {args.bench!r} is no regular expression: {e}"
             ) from None
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
-    if args.rounds < 1:
-        raise common.BadInput(f"--rounds must be at least 1, got {args.rounds}")
+    if not 0 <= args.plant < 1:
+        raise common.BadInput(f"--plant is a share of the step's work, 0 to 1: {args.plant}")
     if args.interpreter and not args.interpreter.is_file():
         raise common.BadInput(f"--interpreter {args.interpreter}: no such interpreter")
     try:
@@ -80,13 +80,14 @@ def request(args: argparse.Namespace) -> Request:
 
     old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
     return Request(
-        config, conf, old, new, machine, args.bench, args.rounds, common.flavour(args),
+        config, conf, old, new, machine, args.bench, common.flavour(args),
         env_root=args.env_dir, python=args.interpreter, python_version=common.python(args),
+        plant=args.plant,
     )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfbench.gate import asvruns, session
+    from tfbench.gate import asvruns, session, timing
 
     req = request(args)
     try:
@@ -102,13 +103,12 @@ def run(args: argparse.Namespace) -> int:
     switch = f"; environment switches {max(measured.switches):.2f} s at most" * bool(
         measured.switches
     )
-    common.progress(
-        f"{req.rounds} round(s) in {measured.seconds:.0f} s{switch}; runs kept in {req.work}"
-    )
+    common.progress(f"measured in {measured.seconds:.0f} s{switch}; runs kept in {req.work}")
+    time = timing.summary(measured.timed, req.reader)
     if args.json:
         print(json.dumps([r.as_json() for r in outcome.rows], indent=2))
     elif args.markdown:
-        print(output.gate_markdown(outcome.rows, req.old, req.new), end="")
+        print(output.gate_markdown(outcome.rows, req.old, req.new, time), end="")
     else:
-        print(output.gate(outcome.rows, req.old, req.new))
+        print(output.gate(outcome.rows, req.old, req.new, time))
     return 1 if any(r.direction == "worse" for r in outcome.rows) else 0

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from tfbench import escape, figures
+from tfbench.gate.verdict import time_line
 from tfbench.measure.record import (
     FOOTPRINT,
     RSS_ONLY,
@@ -157,29 +158,36 @@ def bisection(found: Bisection) -> str:
     return "\n".join([head, "readings (release order):", HEADER, *rows])
 
 
-def gate_markdown(rows: list, old: str, new: str) -> str:
+def gate_markdown(rows: list, old: str, new: str, time: dict[str, Any] | None = None) -> str:
     """The rows as a Markdown table (a CI job's summary)."""
     head = f"### {escape.code(f'tfbench gate {old} {new}')}: {len(rows)} change(s)\n"
+    said = f"\n{escape.markdown(time_line(time))}\n" if time else ""
     if not rows:
-        return head + "\nNo change beyond the floors.\n"
-    lines = [head, "| | point | metric | before | after | evidence |", "|---|---|---|---|---|---|"]
+        return head + said + "\nNo change beyond the floors.\n"
+    lines = [
+        head + said,
+        "| | point | metric | before | after | evidence |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         before, after = (format_value(v, r.unit) for v in (r.before, r.after))
         md = escape.markdown
-        cells = [r.direction, escape.code(r.name), md(r.metric), before, after, md(r.evidence)]
+        cells = [r.direction, escape.code(r.name), md(r.metric), before, after, md(r.told)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def gate(rows: list, old: str, new: str) -> str:
-    """The rows that changed, worse first, with the evidence of each."""
+def gate(rows: list, old: str, new: str, time: dict[str, Any] | None = None) -> str:
+    """The rows that changed, worse first, with the evidence of each; what the time reader
+    left unknown."""
+    said = [f"  {time_line(time)}"] if time else []
     if not rows:
-        return f"{old} -> {new}: no change beyond the floors"
-    out = [f"{old} -> {new}: {len(rows)} change(s)"]
+        return "\n".join([f"{old} -> {new}: no change beyond the floors", *said])
+    out = [f"{old} -> {new}: {len(rows)} change(s)", *said]
     for r in rows:
         before, after = (format_value(v, r.unit) for v in (r.before, r.after))
         out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
-        out.append(f"         {r.evidence}")
+        out.append(f"         {r.told}")
     return "\n".join(out)
 
 

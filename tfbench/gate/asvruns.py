@@ -26,9 +26,10 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench.gate import kept, readings, rules, shifts
+from tfbench.gate import kept, readings, rules, shifts, timing
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
+from tfbench.gate.verdict import Timed
 from tfbench.history import envs, pythons, repo
 from tfbench.history.asvconf import derived_config
 from tfbench.measure.spawn import Spawned
@@ -56,11 +57,12 @@ class Request:
     new: str
     machine: str
     bench: str | None = None
-    rounds: int = 2
     flavour: str = "cpu"
     env_root: Path | None = None
     python_version: str = pythons.DEFAULT  # CPython X.Y of both sides' environments
     python: Path | None = None  # one interpreter for both sides (the gate's own tests)
+    plant: float = 0.0  # the new side's steps do this share more work (calibration): not kept
+    reader: timing.Reader = timing.Reader()  # how the time reader reads
 
     @property
     def work(self) -> Path:
@@ -91,15 +93,19 @@ def run_gate(request: Request, say: Say) -> GateResult:
     hashes = commits(request.conf, [request.old, request.new])
     shutil.rmtree(request.work, ignore_errors=True)
     backend = AsvBackend(request, hashes, say)
-    session = Session(backend, request.bench, request.rounds, say, backend.tags)
+    session = Session(backend, request.bench, say, backend.tags)
     measured = session.measure()
     rows = rules.compare(measured.benchmarks, measured.before, measured.after)
+    rows += rules.time_rows(measured.benchmarks, measured.timed)
+    rows.sort(key=lambda r: (rules.DIRECTIONS.index(r.direction), r.name))
     where = None
-    if not request.bench:
+    if not request.bench and not request.plant:
         found, folded = shifts.common_shifts(measured.benchmarks, measured.before, measured.after)
+        folded += rules.time_rows(measured.benchmarks, measured.timed)
         differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
         pair, results = (request.old, request.new), Path(request.conf.results_dir)
-        where = kept.write(results, request.machine, pair, request.rounds, rows, differing)
+        summary = timing.summary(measured.timed, request.reader)
+        where = kept.write(results, request.machine, pair, summary, rows, differing)
     return GateResult(measured, rows, where)
 
 
@@ -196,6 +202,26 @@ class AsvBackend:
         conf = copy.copy(self.request.conf)
         conf.results_dir = str(self.first)
         return dict(Benchmarks.load(conf))
+
+    def times(self, points: list[Point]) -> dict[Point, Timed]:
+        """The time reader over the points: each side's time server in its environment."""
+        if not points:
+            return {}
+        r, suite = self.request, Path(self.request.conf.benchmark_dir)
+        old, new = (
+            timing.Side(
+                str(self.pythons[s]),
+                suite,
+                r.work / f"time-{s}.log",
+                {"ASV_COMMIT": self.commits[s]},  # as asv gives its benchmarks
+            )
+            for s in SIDES
+        )
+        try:
+            return timing.measure(points, old, new, r.reader, (0.0, r.plant), self.say)
+        finally:
+            old.close()
+            new.close()
 
     def _start(self, side: str, run_dir: Path, selection: str) -> Started:
         """Start one asv run into `run_dir`'s own results. asv passes its own variables (the

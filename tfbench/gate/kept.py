@@ -1,13 +1,15 @@
 """A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
-{"format": 1, "rounds": N, "rows": [each change as JSON], "shifts": [each common-mode shift, with
-"rows": the points that differ from it]} (tfbench.gate.shifts). Its readers read it back
-as untrusted input (tfbench.keptfiles)."""
+{"format": 2, "time": what the time reader did (tfbench.gate.timing.summary: its unknown
+points named), "rows": [each change, its evidence as data], "shifts": [each common-mode
+shift, with "rows": the points that differ from it]} (tfbench.gate.shifts). Its readers
+read it back as untrusted input (tfbench.keptfiles)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tfbench import figures, formats, keptfiles
 from tfbench.gate.rules import Change
@@ -24,7 +26,7 @@ def write(
     results_dir: Path,
     machine: str,
     pair: tuple[str, str],
-    rounds: int,
+    time: dict[str, Any],
     rows: list[Change],
     shifts: Sequence[tuple[Shift, list[Change]]] = (),
 ) -> Path:
@@ -33,7 +35,7 @@ def write(
     kept.parent.mkdir(parents=True, exist_ok=True)
     run = {
         formats.KEY: formats.GATE_RUN,
-        "rounds": rounds,
+        "time": time,
         "rows": [r.as_json() for r in rows],
         "shifts": [dict(s.as_json(), rows=[r.as_json() for r in differ]) for s, differ in shifts],
     }

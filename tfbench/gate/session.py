@@ -1,27 +1,24 @@
-"""Two releases measured in one session on this machine, interleaved: the gate's policy.
+"""Two releases measured in one session on this machine: the gate's policy.
 
 A session measures side A (the old release) and side B (the new one) in phases, each a
-method over one state (every run of each side, the rounds' time runs, the probe points
-measured again):
+method over one state:
 
-1. rounds: a round measures memory, then time. Memory (`peakmem_`, the probe's `track_`;
-   one reading a point a round) is read in the first MEMORY_ROUNDS rounds, both sides at
-   once: a reading is one process's own RSS, which a neighbour does not change, and both
-   sides then see the same machine at the same moment. Time (`time_`, every sample) is
-   read in every round, A then B, with nothing beside it. These runs are the screen.
-2. rerun_disturbed: a rounds' time run that reads the whole suite slow (rules.disturbed)
-   is measured again, RERUNS times at most a side.
-3. confirm_memory: the memory points whose readings part by the rules are read again, both
+1. memory: memory (`peakmem_`, the probe's `track_`; one reading a point) is read both
+   sides at once: a reading is one process's own RSS, which a neighbour does not change,
+   and both sides then see the same machine at the same moment. These runs are the screen.
+2. confirm_memory: the memory points whose readings part by the rules are read again, both
    sides at once, until they have rules.CONFIRM_READINGS a side (a probe point by the
    side's probe alone, not its family's whole grid; a `peakmem_` point through asv).
-4. confirm_time: the time points whose runs already part (rules.screened) are re-measured
-   alone, A then B, until they have rules.CONFIRM_RUNS runs a side.
-The other points cost nothing more. How a run is made and read is the Backend's business
-(tfbench.gate.asvruns: asv runs in each release's environment); tested with a fake one.
+3. times: every `time_` point by the time reader (tfbench.gate.timing): readings in pairs,
+   one side then the other, until its verdict is known or the pairs run out (UNKNOWN).
+How a run is made and read is the Backend's business (tfbench.gate.asvruns: asv runs and
+time servers in each release's environment); tested with a fake one.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,10 +27,8 @@ from typing import Any, Protocol
 from tfbench import figures
 from tfbench.gate import readings, rules
 from tfbench.gate.readings import Point, Side
+from tfbench.gate.verdict import Timed
 
-ROUNDS = 2  # time: the screen's runs a side (rules.SCREEN_RUNS)
-MEMORY_ROUNDS = 1  # memory: one reading a side, both sides at once; points apart get more
-RERUNS = 2  # at most, a side, for runs that read the whole suite slow (rules.disturbed)
 SIDES = ("A", "B")
 KINDS = ("memory", "time")
 
@@ -67,6 +62,9 @@ class Backend(Protocol):
     def benchmarks(self) -> dict[str, dict]:
         """The suite's benchmarks (asv's descriptions), as the runs found them."""
 
+    def times(self, points: list[Point]) -> dict[Point, Timed]:
+        """Each `time_` point's pairs of readings and its verdict (tfbench.gate.timing)."""
+
 
 def selection(kind: str, bench: str | None) -> str:
     """asv's --bench for one kind of run: its benchmarks (time_ or the rest) among those the
@@ -95,6 +93,7 @@ class Measured:
     after: Side
     seconds: float
     switches: list[float]  # seconds to have a side's (existing) environment ready, per run
+    timed: dict[Point, Timed] = field(default_factory=dict)  # the time reader's points
 
 
 @dataclass
@@ -103,26 +102,23 @@ class Session:
 
     backend: Backend
     bench: str | None = None
-    rounds: int = ROUNDS
     say: Say = print
     tags: dict[str, str] = field(default_factory=lambda: dict(zip(SIDES, SIDES)))  # for `say`
     runs: dict[str, list[Any]] = field(default_factory=lambda: {s: [] for s in SIDES})
-    screen: dict[str, list[Any]] = field(default_factory=lambda: {s: [] for s in SIDES})
     again: dict[str, Again] = field(default_factory=lambda: {s: {} for s in SIDES})
     unselected: set[str] = field(default_factory=set)  # kinds --bench selects none of
     switches: list[float] = field(default_factory=list)
-    suite: dict[str, dict] = field(default_factory=dict)  # the benchmarks, once the rounds ran
+    suite: dict[str, dict] = field(default_factory=dict)  # the benchmarks, once found
 
     def measure(self) -> Measured:
         start = time.monotonic()
-        self.run_rounds()
+        self.run_memory()
         self.suite = self.backend.benchmarks()
-        self.rerun_disturbed()
         self.confirm_memory()
-        self.confirm_time()
+        timed = self.backend.times(time_points(self.suite, self.bench))
         before, after = self.read()
         seconds = time.monotonic() - start
-        return Measured(self.suite, before, after, seconds, self.switches)
+        return Measured(self.suite, before, after, seconds, self.switches, timed)
 
     def batch(
         self, kind: str, sides: Sequence[str], run_id: str, label: str, selected: str | None
@@ -141,37 +137,15 @@ class Session:
             self.say(f"{label}, {kind}: {s} = {self.tags[s]} measured in {seconds:.0f} s")
         return done
 
-    def run_rounds(self) -> None:
-        for r in range(1, self.rounds + 1):
-            seconds = self.backend.environments()
-            if r > 1:  # the first round may create them
-                self.switches += seconds
-            label = f"round {r}/{self.rounds}"
-            if r <= MEMORY_ROUNDS and "memory" not in self.unselected:
-                self.batch("memory", SIDES, str(r), label, self.bench)
-            for s in SIDES:
-                if "time" not in self.unselected:
-                    self.screen[s] += self.batch("time", [s], str(r), label, self.bench).values()
-        if not self.runs["A"]:
-            raise NothingSelected(f"--bench {self.bench!r} selects no benchmark of the suite")
-
-    def rerun_disturbed(self) -> None:
-        for s in SIDES:
-            for attempt in range(1, RERUNS + 1):
-                screen = self.screen[s]
-                slow = [
-                    screen[i]
-                    for i in rules.disturbed([self.backend.read(s, [run]) for run in screen])
-                ]
-                if not slow:
-                    break
-                self.say(f"time: {s} = {self.tags[s]}: {len(slow)} run(s) read the suite slow")
-                for run in slow:
-                    screen.remove(run)
-                    self.runs[s].remove(run)
-                for n in range(len(slow)):
-                    run_id, label = f"r{attempt}.{n + 1}", f"re-run {attempt}"
-                    screen += self.batch("time", [s], run_id, label, self.bench).values()
+    def run_memory(self) -> None:
+        """Memory, both sides at once; where the selection holds no memory benchmark, one
+        discovering run of its time benchmarks (the suite as asv finds it)."""
+        self.switches += self.backend.environments()
+        self.batch("memory", SIDES, "1", "memory", self.bench)
+        if "memory" in self.unselected:
+            found = self.backend.run("time", ["A"], "discover", selection("time", self.bench))
+            if found.get("A") is None:
+                raise NothingSelected(f"--bench {self.bench!r} selects no benchmark of the suite")
 
     def read(self) -> tuple[Side, Side]:
         sides = []
@@ -183,8 +157,8 @@ class Session:
 
     def confirm_memory(self) -> None:
         memory = rules.memory_screened(self.suite, *self.read())
-        extra = rules.CONFIRM_READINGS - min(self.rounds, MEMORY_ROUNDS)
-        if not memory or extra <= 0:
+        extra = rules.CONFIRM_READINGS - 1
+        if not memory:
             return
         self.say(f"memory: {len(memory)} point(s) read apart, re-measured {extra} more times")
         points = sorted(
@@ -201,14 +175,18 @@ class Session:
                 label = f"memory confirm {c}/{extra}"
                 self.batch("memory", SIDES, f"m{c}", label, exactly(others))
 
-    def confirm_time(self) -> None:
-        screened = rules.screened(*self.read())
-        extra = rules.CONFIRM_RUNS - self.rounds
-        if not screened or extra <= 0:
-            return
-        self.say(
-            f"time: {len(screened)} point(s) passed the screen, re-measured {extra} more times"
-        )
-        for c in range(1, extra + 1):
-            for s in SIDES:
-                self.batch("time", [s], f"c{c}", f"confirm {c}/{extra}", exactly(screened))
+
+def time_points(suite: dict[str, dict], bench: str | None) -> list[Point]:
+    """The grid points of the suite's `time_` benchmarks that `bench` selects (as asv's
+    --bench selects: a search in name(param values)), but a GPU's (the time reader's points
+    are read where the history's are: CPU)."""
+    found = []
+    for name, spec in sorted(suite.items()):
+        if not name.rpartition(".")[2].startswith("time_"):
+            continue
+        for combo in itertools.product(*spec.get("params") or [[]]):
+            point = (name, tuple(combo))
+            shown = rules.point_name(point)
+            if "'GPU'" not in combo and (not bench or re.search(bench, shown)):
+                found.append(point)
+    return found

@@ -161,6 +161,6 @@ def common_shifts(
             continue
         point = _point(r)
         after = statistics.median(b.values(point)) if point in b.runs else None
-        evidence = f"{r.evidence}, the newer side read less the common {shift.move}"
+        evidence = dict(r.evidence, less=shift.move)
         kept.append(dataclasses.replace(r, after=after, evidence=evidence))
     return shifts, sorted(kept, key=lambda r: (r.direction != "worse", r.name))

@@ -18,10 +18,12 @@ from tfbench.measure.steps import measure
 from tfbench.units import format_bytes
 
 
-def serve(run: Callable[[bool], Record], out: Path, parent: int) -> None:
+def serve(run: Callable[[bool], Record], out: Path, parent: int, prime: bool = True) -> None:
     """In a freshly forked child: its own process group (the supervisor budgets, times and
-    kills the group: every process the step starts), death with its parent, the parent's
-    library pages mapped; then run, write the record, exit.
+    kills the group: every process the step starts), death with its parent, and where
+    `prime` (memory is to be read) malloc made steady and the parent's library pages
+    mapped; then run, write the record, exit. A timing reads the process as a user's runs:
+    not primed.
 
     Never returns: the child must not go back into the parent's code.
     """
@@ -30,8 +32,9 @@ def serve(run: Callable[[bool], Record], out: Path, parent: int) -> None:
         os.setpgid(0, 0)
         die_with_parent(signal.SIGKILL, parent)
         os.dup2(2, 1)
-        steady_malloc()  # before the step's threads and TensorFlow's pools start
-        record = run(fault_in_like(os.getppid()))
+        if prime:
+            steady_malloc()  # before the step's threads and TensorFlow's pools start
+        record = run(prime and fault_in_like(os.getppid()))
         out.write_text(json.dumps(record))
         code = 0
     finally:

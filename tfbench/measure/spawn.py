@@ -52,6 +52,7 @@ class Spawned:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        stdin: IO[Any] | int | None = None,
         stdout: IO[Any] | int | None = None,
         stderr: IO[Any] | int | None = None,
         budget_bytes: int | None = None,
@@ -66,6 +67,7 @@ class Spawned:
             argv,
             env=env,
             cwd=cwd,
+            stdin=stdin,
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,  # its group: its helpers counted, killed with it

@@ -49,6 +49,7 @@ def fork_each(
     budget_bytes: int,
     timeout_s: float,
     workers: int = 1,
+    prime: bool = True,
 ) -> list[Record]:
     """Run each target in a child forked from this process, `workers` at a time.
 
@@ -71,7 +72,7 @@ def fork_each(
                 sys.stdout.flush(), sys.stderr.flush()  # or the child would print them again
                 parent, pid = os.getpid(), os.fork()
                 if pid == 0:
-                    child.serve(functools.partial(_run_one, run, target), out, parent)
+                    child.serve(functools.partial(_run_one, run, target), out, parent, prime)
                 running[pid] = (index, out, time.monotonic() + timeout_s)
             # The leader's RSS every round; the group's (a /proc scan) every GROUP_SCAN_S.
             groups = {}

@@ -17,6 +17,7 @@ from tfbench import escape
 from tfbench.gate import kept, shifts
 from tfbench.gate.rules import Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
+from tfbench.gate.verdict import time_line
 from tfbench.history.releases import newest_pair
 from tfbench.keptfiles import GateRow, GateShift, KeptFileError
 from tfbench.probes import GridPoint
@@ -73,6 +74,7 @@ class Changes:
     source: str  # where the rows come from
     machine: str
     shifts: tuple[Shift, ...] = ()  # metrics that moved in common (tfbench.gate.shifts)
+    time: dict | None = None  # what the time reader did (a kept gate run's)
 
     @property
     def rows(self) -> list[Change]:
@@ -167,7 +169,7 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
             return None
         rows = [_checked(data, r) for r in run["rows"]]
         found = [_shift(data, s) for s in run["shifts"]]
-        source = f"`tfbench gate` re-measured both, interleaved ({run['rounds']} rounds)"
+        source = f"`tfbench gate` re-measured both ({time_line(run['time'])})"
     except KeptFileError as e:
         data.problems.append(str(e))
         return None
@@ -179,7 +181,8 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
     rows += [r for _, differ in found for r in differ]
     shown = sorted(rows, key=lambda r: (r.direction != "worse", r.name))
     items = _items(shown, machine.machine, pair)
-    return Changes(pair, items, source, machine.machine, tuple(s for s, _ in found))
+    moved = tuple(s for s, _ in found)
+    return Changes(pair, items, source, machine.machine, moved, run["time"])
 
 
 def _shift(data: Data, s: GateShift) -> tuple[Shift, list[Change]]:

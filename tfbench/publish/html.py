@@ -149,7 +149,7 @@ def _changes(changes: Changes, source: bool = True) -> list[str]:
     for point in changes.points:
         what = "<br>".join(
             f'<a href="{html.escape(i.url)}">{html.escape(i.row.metric)}</a>: '
-            f"{html.escape(i.row.evidence)}"
+            f"{html.escape(i.row.told)}"
             for i in point.items
         )
         alike = f" (and alike at {len(point.alike)} more: {'; '.join(point.alike)})" * bool(

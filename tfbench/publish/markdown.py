@@ -44,7 +44,7 @@ def _rows(changes: Changes, first: str = "") -> list[str]:
     out = []
     for point in changes.points:
         what = "; ".join(
-            f"[{escape(i.row.metric)}]({i.url}): {escape(i.row.evidence)}" for i in point.items
+            f"[{escape(i.row.metric)}]({i.url}): {escape(i.row.told)}" for i in point.items
         )
         alike = f" (and alike at {len(point.alike)} more: {'; '.join(point.alike)})" * bool(
             point.alike

@@ -12,12 +12,14 @@ across releases and a table of grid points x releases.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from tfbench.figures import BY_NAME, SLOPE
-from tfbench.gate.rules import RSS_ONLY, Change
+from tfbench.gate.rules import CONFIRM_READINGS, RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
+from tfbench.gate.verdict import time_line
 from tfbench.history.releases import label, newest_pair
 from tfbench.publish import (
     changes,
@@ -106,8 +108,10 @@ class Summary:
         rows = self.newest.rows if self.newest else []
         return [r for r in rows if r.direction == direction and r.metric.startswith(metric)]
 
-    def newest_rows(self, direction: str) -> list[Change]:
-        return self._rows("", direction)
+    def newest_rows(
+        self, direction: str, keep: Callable[[Change], bool] = lambda r: True
+    ) -> list[Change]:
+        return [r for r in self._rows("", direction) if keep(r)]
 
     @property
     def leaks_appeared(self) -> list[Change]:
@@ -233,7 +237,7 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
     )
 
 
-def _points(rows: list[Change]) -> list[str]:
+def _points(rows: Iterable[Change]) -> list[str]:
     """The grid points the rows are of, as the report names them: family(params)."""
     return list(dict.fromkeys("{}({})".format(*changes.point_of(r)) for r in rows))
 
@@ -253,23 +257,39 @@ def shifts_line(found: tuple[Shift, ...]) -> str:
 WORD = {True: "holds", False: "does not hold", None: "no value"}
 
 
+def confirmed(row: Change) -> bool:
+    """Whether a row counts: read as often as the gate confirms (its time verdict, or
+    rules.CONFIRM_READINGS readings a side); a row read once a side (the history's, or a
+    point read against a common shift) is shown, not counted."""
+    readings = row.evidence.get("readings")
+    return readings is None or min(readings) >= CONFIRM_READINGS
+
+
 def summary_lines(s: Summary) -> list[str]:
     """The summary as plain sentences (3-8), for either renderer."""
     if s.newest is None:
         return ["Fewer than two releases: nothing to compare yet."]
     old, new = s.newest.pair
     how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
-    counts = [len(_points(s.newest_rows(d))) for d in ("worse", "better")]
+    counts = [len(_points(s.newest_rows(d, confirmed))) for d in ("worse", "better")]
     rss_only = _points(s.newest_rows(RSS_ONLY))
+    once = _points(r for d in ("worse", "better") for r in s.newest_rows(d) if not confirmed(r))
     lines = [
         f"{label(new)} against {label(old)} ({how}): {counts[0]} point(s) worse"
         f" and {counts[1]} better beyond the floors"
+        + (
+            f", confirmed; {len(once)} more read apart too few times (shown, not counted)"
+            if once
+            else ""
+        )
         + (
             f"; RSS moved without the heap at {len(rss_only)} more (heap layout, not counted)."
             if rss_only
             else "."
         )
     ]
+    if s.newest.time:
+        lines.append(time_line(s.newest.time) + ": no row is no proof of no change there.")
     if s.newest.shifts:
         lines.append(shifts_line(s.newest.shifts))
     appeared, gone = s.leaks_appeared, s.leaks_gone

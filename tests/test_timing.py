@@ -1,0 +1,178 @@
+"""The time reader (tfbench.gate.timing, tfbench.gate.verdict, tfbench.measure.timing): its
+estimate, its interval and verdict, its adaptive pairs, and the blocks a reading takes.
+No TensorFlow: servers and steps are fakes."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import pytest
+
+from tfbench.gate import timing, verdict
+from tfbench.measure import timing as measuring
+
+
+def blocks(per_call: list[float], calls: int = 10, start: int = 0) -> verdict.Blocks:
+    """Blocks of `calls` calls, one after the other, each at its seconds a call."""
+    found, t = [], start
+    for seconds in per_call:
+        length = int(seconds * calls * 1e9)
+        found.append((t, t + length, calls))
+        t += length
+    return found
+
+
+def test_a_reading_is_its_fast_end_not_its_slow_spells():
+    steady = [0.006] * 40
+    spelled = [0.006] * 22 + [0.011] * 18  # nearly half the reading in a slow spell
+    assert verdict.reading(blocks(spelled)) == pytest.approx(verdict.reading(blocks(steady)))
+    assert verdict.reading(blocks([0.0066] * 40)) == pytest.approx(0.0066)  # a real 10%
+
+
+def machine_blocks(each: float, spell: tuple[float, float], count: int = 30) -> verdict.Blocks:
+    """Blocks of 10 calls at `each` seconds a call, twice as long while the machine is in
+    its slow spell (seconds from the start)."""
+    found, t = [], 0
+    for _ in range(count):
+        slow = spell[0] <= t / 1e9 < spell[1]
+        length = int(each * 10 * (2 if slow else 1) * 1e9)
+        found.append((t, t + length, 10))
+        t += length
+    return found
+
+
+def test_a_duet_is_scored_over_the_moments_both_ran():
+    """A spell that slows both sides at once does not move their ratio."""
+    old, new = (machine_blocks(each, (0.5, 1.0)) for each in (0.006, 0.0063))
+    assert math.exp(verdict.duet(old, new)) == pytest.approx(1.05, rel=0.01)
+    assert verdict.duet(old, blocks([0.006] * 5, start=10**13)) is None  # never together
+
+
+@pytest.mark.parametrize("level, low, high", [(0.95, 0.02, 0.07), (0.99, 0.003, 0.02)])
+def test_the_interval_covers_the_truth_at_its_level(level, low, high):
+    random.seed(7)
+    missed = 0
+    for _ in range(2000):
+        logs = [random.gauss(0, 0.03) for _ in range(10)]
+        _, lo, hi = verdict.interval(logs, level)
+        missed += not lo <= 0 <= hi
+    assert low < missed / 2000 < high  # 1 - level, with the exact test's steps
+    assert verdict.interval([0.01] * 5, 0.95) is None  # 5 pairs cannot reach 95%
+    assert verdict.interval([0.01] * 7, 0.99) is None and verdict.interval([0.01] * 8, 0.99)
+
+
+def test_an_outlying_pair_moves_the_estimate_by_a_rank_not_its_size():
+    logs = [0.0, 0.01, -0.01, 0.005, -0.005, 0.002, -0.002, 0.003, -0.003, 0.004, -0.004]
+    logs.append(0.9)  # one process 2.5x slow
+    estimate, low, high = verdict.interval(logs)
+    assert abs(estimate) < 0.01 and high < 0.5
+
+
+@pytest.mark.parametrize(
+    "change, answer",
+    [(1.00, verdict.SAME), (1.10, verdict.DIFFERENT), (0.90, verdict.DIFFERENT)],
+)
+def test_the_verdict_against_the_margin(change, answer):
+    random.seed(3)
+    logs = [math.log(change) + random.gauss(0, 0.005) for _ in range(10)]
+    found = verdict.decide(logs, margin=0.02)
+    assert found.answer == answer
+    assert found.ratio == pytest.approx(change, rel=0.01)
+    assert found.resolves is not None and found.resolves < 0.01
+
+
+def test_a_wide_interval_is_unknown():
+    random.seed(5)
+    logs = [math.log(1.03) + random.gauss(0, 0.05) for _ in range(8)]
+    assert verdict.decide(logs, margin=0.02).answer == verdict.UNKNOWN
+
+
+class FakeServer:
+    """A time server whose readings' seconds a call are `seconds(point, side)`."""
+
+    def __init__(self, side: str, seconds, asked: list) -> None:
+        self.side, self.seconds, self.asked, self.last = side, seconds, asked, None
+
+    def ask(self, request: dict) -> None:
+        self.asked.append((self.side, request["benchmark"], request["plan"] is None))
+        self.last = request
+
+    def answer(self, timeout: float = 0) -> dict:
+        each = self.seconds(self.last["benchmark"], self.side)
+        plan = self.last["plan"] or {"warmup": 1, "calls": 100, "block": 10}
+        return {"status": "ok", "plan": plan, "blocks": blocks([each] * 10)}
+
+    def close(self) -> None:
+        pass
+
+
+class FakeSide(timing.Side):
+    def __init__(self, name: str, seconds, asked: list) -> None:
+        super().__init__("python", None, None)  # type: ignore[arg-type]
+        self.name, self.seconds_of, self.asked, self.renewed = name, seconds, asked, 0
+
+    def ready(self):
+        if self.server is None:
+            self.server = FakeServer(self.name, self.seconds_of, self.asked)
+        return self.server
+
+    def renew(self) -> None:
+        self.renewed += 1
+        self.server = None
+
+
+def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
+    noise = random.Random(11)
+
+    def seconds(benchmark: str, side: str) -> float:
+        if benchmark == "m.Steady":
+            return 0.001
+        if benchmark == "m.Slower":
+            return 0.001 * (1.10 if side == "new" else 1.0)
+        return 0.001 * math.exp(noise.gauss(0, 0.2))  # m.Noisy: never decided
+
+    asked: list = []
+    old, new = FakeSide("old", seconds, asked), FakeSide("new", seconds, asked)
+    points = [(f"m.{n}.time_step", ("'x'",)) for n in ("Steady", "Slower", "Noisy")]
+    reader = timing.Reader(first=8, most=12)
+    found = timing.measure(points, old, new, reader, say=lambda s: None)
+    answers = {p[0]: t.verdict.answer for p, t in found.items()}
+    assert answers == {
+        "m.Steady.time_step": verdict.SAME,
+        "m.Slower.time_step": verdict.DIFFERENT,
+        "m.Noisy.time_step": verdict.UNKNOWN,
+    }
+    pairs = {p[0]: len(t.logs) for p, t in found.items()}
+    assert pairs == {"m.Steady.time_step": 8, "m.Slower.time_step": 8, "m.Noisy.time_step": 12}
+    assert old.renewed == new.renewed == 12  # new servers for every pass over the points
+    first = [a for a in asked if a[2]]  # a plan made once a point, by the old side
+    assert sorted(first) == [("old", f"m.{n}", True) for n in ("Noisy", "Slower", "Steady")]
+    summary = timing.summary(found, reader)
+    assert (summary["different"], summary["same"]) == (1, 1)
+    assert summary["unknown"] == ["m.Noisy.time_step('x')"]
+    assert "1 unknown after 12 pairs" in verdict.time_line(summary)
+
+
+def test_the_old_and_new_readings_alternate_in_order_pair_by_pair():
+    asked: list = []
+    old, new = (
+        FakeSide("old", lambda b, s: 0.001, asked),
+        FakeSide("new", lambda b, s: 0.001, asked),
+    )
+    timing.measure([("m.A.time_step", ())], old, new, timing.Reader(first=8, most=8), say=print)
+    order = [a[0] for a in asked if not a[2]]
+    assert order == ["old", "new", "new", "old"] * 4
+
+
+def test_a_plan_sizes_blocks_to_a_hundredth_of_a_second_and_a_reading_to_its_seconds():
+    def step():
+        time.sleep(0.001)
+
+    plan = measuring.plan(step, 0.2)
+    assert 5 <= plan.block <= 10 and plan.calls >= 5 * plan.block
+    assert 0.1 < plan.calls * plan.each < 0.5
+    found = measuring.blocks(step, measuring.Plan(0, 20, 4))
+    assert [n for _, _, n in found] == [4] * 5
+    assert all(end - start >= 4e6 for start, end, _ in found)  # 4 calls of 1 ms at least

@@ -1,0 +1,81 @@
+"""The time reader's measuring process, one a side, in the release's environment:
+    python -m tfbench.gate.timeserver SUITE
+TensorFlow and the suite imported once (not started), then one request a line on stdin,
+each answered by a line on stdout. A request names a grid point of a `time_` benchmark
+(its class, asv's param values) and how to read it; each reading is a child forked for it
+(tfbench.measure.supervisor: its own budget and timeout), the step prepared as asv's
+setup prepares it (benchmarks/common.warm_step), then timed in blocks
+(tfbench.measure.timing). A request without a plan makes one and answers with it.
+
+Request: {"benchmark": "loops.MatrixPower", "combo": [asv's param values],
+          "plan": {warmup, calls, block} | null, "seconds": float, "cpu": int | null,
+          "barrier": a folder both sides' readings meet in | null, "side": name,
+          "plant": a share of more work in each call (calibration) | null}
+Reply:   {"status", "error", "plan", "blocks": [[start_ns, end_ns, calls], ...]}
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+TIMEOUT_S = 300.0  # a reading: its calls are a second or so, its warm-up the rest
+
+
+def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
+    """One reading, in the forked child: skipped where the point is none of the pattern's
+    (or the pattern fails on this release), as asv's time_ skips it."""
+    from tfbench.measure import timing
+    from tfbench.measure.devices import Unsupported
+
+    module, _, name = request["benchmark"].rpartition(".")
+    cls = getattr(importlib.import_module(f"{suite}.{module}"), name)  # the server's import
+    step_class = next(c for c in cls.__mro__ if c.__name__ == "StepBenchmark")
+    common = sys.modules[step_class.__module__]  # the suite's glue (benchmarks/common.py)
+    if request.get("cpu") is not None:
+        os.sched_setaffinity(0, {request["cpu"]})
+    values = [ast.literal_eval(v) for v in request["combo"]]
+    try:
+        step = common.warm_step(cls.family, cls.param_names, *values)
+    except Unsupported as e:
+        return {"status": "skipped", "error": str(e)}
+    given = request.get("plan")
+    plan = timing.Plan(**given) if given else timing.plan(step, request["seconds"])
+    if request.get("plant"):
+        step = timing.planted(step, request["plant"], plan.each)
+    if request.get("barrier"):
+        timing.meet(Path(request["barrier"]), request["side"], timing.BARRIER_S)
+    found = timing.blocks(step, plan, warmed=not given, beside=bool(request.get("canary")))
+    return {"status": "ok", "plan": plan.as_json(), "blocks": found}
+
+
+def serve(suite_dir: str) -> None:
+    from tfbench.measure import supervisor
+
+    suite = Path(suite_dir)
+    sys.path.insert(0, str(suite.parent))
+    import tensorflow  # noqa: F401  (once here rather than in every child)
+
+    budget = supervisor.default_budget_bytes()
+    for line in sys.stdin:
+        request = json.loads(line)
+        module = request["benchmark"].rpartition(".")[0]
+        importlib.import_module(f"{suite.name}.{module}")  # once, not in every reading
+        (found,) = supervisor.fork_each(
+            [request],
+            lambda r, primed: read(suite.name, r, primed),
+            lambda r: {"benchmark": r["benchmark"], "combo": r["combo"]},
+            budget,
+            TIMEOUT_S,
+            prime=False,  # a user's process: no steady malloc, no pages mapped ahead
+        )
+        print(json.dumps(found), flush=True)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

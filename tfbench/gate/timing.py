@@ -1,0 +1,224 @@
+"""The time reader: two builds' times of each `time_` grid point, read in pairs until the
+verdict is known (tfbench.gate.verdict), by one of two designs.
+
+Each side has a time server (tfbench.gate.timeserver) in its own environment; a reading is
+a child it forks, so every reading is a process of its own. Each pass over the points
+starts new servers: a process's layout (which a forked child shares with its server) is a
+source of difference between processes, and it must vary from pair to pair on both sides.
+
+- duet: both sides read at the same moment, one core each, cores swapped pair by pair
+  (duet-unpinned: where the scheduler puts them), their timing started together (both
+  warm first), scored by the calls each made over the same moments (verdict.duet).
+- interleaved: one side then the other, the order alternating pair by pair (Abedi and
+  Brecht's randomized multiple interleaved trials), each reading scored alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import selectors
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from tfbench.gate import verdict
+from tfbench.measure.spawn import Spawned
+from tfbench.targets import isolated_env
+
+DUET, DUET_FREE, INTERLEAVED = "duet", "duet-unpinned", "interleaved"
+READY_S = 120.0  # a server's first answer: TensorFlow imported in its environment
+Point = tuple[str, tuple[str, ...]]  # (benchmark: module.Class.time_step, asv's values)
+
+
+class ServerError(RuntimeError):
+    """A time server stopped answering (the log is named)."""
+
+
+class Server:
+    """One side's time server, asked one reading at a time."""
+
+    def __init__(self, python: str, suite: Path, log: Path, env: dict[str, str]) -> None:
+        self.log = log
+        self._tmp = tempfile.TemporaryDirectory(prefix="tfbench-time-")
+        env = {**isolated_env(Path(self._tmp.name), [str(suite.parent)]), **env}
+        self._logged = log.open("a")
+        self.process = Spawned(
+            [python, "-m", "tfbench.gate.timeserver", str(suite)],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._logged,
+        )
+        self.readings = 0
+
+    def ask(self, request: dict[str, Any]) -> None:
+        stdin = self._pipe(self.process.process.stdin)
+        stdin.write(json.dumps(request).encode() + b"\n")
+        stdin.flush()
+        self.readings += 1
+
+    def answer(self, timeout: float = READY_S + 300) -> dict[str, Any]:
+        stdout = self._pipe(self.process.process.stdout)
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(stdout, selectors.EVENT_READ)
+            if not waiting.select(timeout):
+                raise ServerError(f"no answer in {timeout:.0f} s: {self.log}")
+        line = stdout.readline()
+        if not line:
+            raise ServerError(f"the time server ended (exit {self.process.poll()}): {self.log}")
+        return json.loads(line.decode())
+
+    def close(self) -> None:
+        self.process.kill()
+        self._logged.close()
+        self._tmp.cleanup()
+
+    @staticmethod
+    def _pipe(pipe: IO[Any] | None) -> Any:
+        if pipe is None:
+            raise ServerError("the time server has no pipe")
+        return pipe
+
+
+@dataclass
+class Side:
+    """A side's server, one at a time, replaced for each pass over the points (`renew`)."""
+
+    python: str
+    suite: Path
+    log: Path
+    env: dict[str, str] = field(default_factory=dict)  # the side's own (asv's ASV_COMMIT)
+    server: Server | None = None
+
+    def ready(self) -> Server:
+        if self.server is None:
+            self.server = Server(self.python, self.suite, self.log, self.env)
+        return self.server
+
+    def renew(self) -> None:
+        """The next reading in a new server."""
+        self.close()
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+
+def read_pair(
+    found: verdict.Timed,
+    old: Side,
+    new: Side,
+    design: str,
+    seconds: float,
+    k: int,
+    plant: tuple[float, float] = (0.0, 0.0),
+    canary: bool = False,
+) -> None:
+    """One more pair of readings of the point (the k-th: its order or its cores); `plant`:
+    each side's share of calls made again (a planted slowdown: calibration)."""
+    benchmark = found.point[0].rpartition(".")[0]  # the server asks the class for the step
+    request: dict[str, Any] = {"benchmark": benchmark, "combo": list(found.point[1])}
+    request |= {"plan": found.plan, "seconds": seconds, "cpu": None, "canary": canary}
+    if found.plan is None:  # the first reading of the old side makes the plan
+        first = old.ready()
+        first.ask(request)
+        reply = first.answer()
+        if reply.get("status") != "ok":
+            found.skipped = f"{reply.get('status')}: {reply.get('error')}"
+            return
+        found.plan = request["plan"] = reply["plan"]
+    sides = (old, new)
+    if design in (DUET, DUET_FREE):
+        cores = sorted(os.sched_getaffinity(0))[:2]
+        servers = [s.ready() for s in sides]
+        with tempfile.TemporaryDirectory(prefix="tfbench-duet-") as barrier:
+            for i, (name, server) in enumerate(zip(("old", "new"), servers)):
+                pinned = cores[(i + k) % len(cores)] if design == DUET else None
+                server.ask(dict(request, cpu=pinned, barrier=barrier, side=name, plant=plant[i]))
+            replies = [server.answer() for server in servers]
+    else:
+        order = [0, 1] if k % 2 == 0 else [1, 0]
+        replies = []
+        for i in order:
+            server = sides[i].ready()
+            server.ask(dict(request, plant=plant[i]))
+            replies.append(server.answer())
+        if k % 2:
+            replies.reverse()
+    a, b = replies
+    if a.get("status") != "ok" or b.get("status") != "ok":
+        bad = a if a.get("status") != "ok" else b
+        found.skipped = f"{bad.get('status')}: {bad.get('error')}"
+        return
+    score = verdict.apart if design == INTERLEAVED else verdict.duet
+    log = score(a["blocks"], b["blocks"])
+    if log is not None and math.isfinite(log):
+        found.logs.append(log)
+        found.readings.append((a, b))
+
+
+@dataclass(frozen=True)
+class Reader:
+    """How the time reader reads (tests/validation/time_designs.py chose it: docs/gate.md)."""
+
+    design: str = INTERLEAVED
+    margin: float = 0.02  # a change within it is SAME; beyond it, where the interval is, DIFFERENT
+    first: int = 8  # pairs every point gets: the fewest a 99% interval can be had with
+    most: int = 14  # pairs at most, a point read again while UNKNOWN
+    seconds: float = 0.2  # a reading's timed calls, about
+    budget_s: float = 720.0  # no more pairs once the reader has read this long (first excepted)
+
+
+def measure(
+    points: list[Point],
+    old: Side,
+    new: Side,
+    reader: Reader = Reader(),
+    plant: tuple[float, float] = (0.0, 0.0),
+    say: Callable[[str], None] = print,
+) -> dict[Point, verdict.Timed]:
+    """Each point (benchmark, asv's param values) read in `reader.first` pairs, then one more
+    pair at a time while its verdict is unknown, `reader.most` pairs at most and while the
+    reader's budget lasts; each pass over the points in new servers. `plant`: each side's
+    share of more work (calibration)."""
+    found = {p: verdict.Timed(p, reader.margin) for p in points}
+    began = time.monotonic()
+    for k in range(reader.most):
+        unknown = [
+            p
+            for p in points
+            if found[p].skipped is None
+            and (k < reader.first or found[p].verdict.answer == verdict.UNKNOWN)
+        ]
+        if not unknown or (k >= reader.first and time.monotonic() - began > reader.budget_s):
+            break
+        old.renew()
+        new.renew()
+        for p in unknown:
+            read_pair(found[p], old, new, reader.design, reader.seconds, k, plant)
+        say(f"time: pair {k + 1} read at {len(unknown)} point(s)")
+    return found
+
+
+def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]:
+    """What the time reader did, as a kept gate run keeps it: how it read, and how many
+    points each answer holds (the unknown ones named: no row is no proof of no change)."""
+    answers = {p: t.verdict.answer for p, t in timed.items() if t.skipped is None}
+    return {
+        "design": reader.design,
+        "margin": reader.margin,
+        "pairs": [reader.first, reader.most],
+        "seconds": reader.seconds,
+        "skipped": sum(t.skipped is not None for t in timed.values()),
+        **{a: sum(v == a for v in answers.values()) for a in (verdict.DIFFERENT, verdict.SAME)},
+        "unknown": sorted(
+            f"{b}({', '.join(c)})" for (b, c), a in answers.items() if a == verdict.UNKNOWN
+        ),
+    }

@@ -1,0 +1,159 @@
+"""Whether two builds' times differ, from paired readings: a verdict of three answers.
+
+A pair is one reading of each side (tfbench.gate.timing), its log ratio: new over old.
+Read at the same time (a duet), the pair is scored by the calls each side made over the
+same moments, so a slow spell of the machine falls on both; read one after the other,
+each reading is scored alone (the fast end of its blocks: slow spells set aside). Over the
+pairs, the change is the Hodges-Lehmann estimate (the median of the pairs' Walsh averages)
+and its interval the exact Wilcoxon signed-rank one: distribution-free, and an outlying
+process moves it by one rank, not by its size.
+
+The verdict against a margin m: DIFFERENT where the interval lies beyond m on one side,
+SAME where it lies within it, UNKNOWN where it straddles a bound (read more pairs). The
+interval is a 99% one (LEVEL): the verdict is looked at after every pair.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+DIFFERENT, SAME, UNKNOWN = "different", "same", "unknown"
+QUANTILE = 0.1  # of a reading's blocks: tests/validation/time_designs.py chose it
+# 99%: the verdict is looked at after every pair from the first on, and stops at the first
+# answer; at 95% the replay of whole-suite A/A readings found one false row a gate or more
+LEVEL = 0.99
+Blocks = list[tuple[int, int, int]]  # (start ns, end ns, calls) of each block of a reading
+
+
+def per_call(blocks: Blocks) -> list[float]:
+    """Each block's seconds a call."""
+    return [(end - start) / 1e9 / calls for start, end, calls, *_ in blocks]
+
+
+def reading(blocks: Blocks) -> float:
+    """A reading's seconds a call: the QUANTILE of its blocks. The machine has slow spells
+    (a block two times its usual length is common here) and no fast ones: the fast end of
+    a reading's blocks is its steady speed, the same from one reading to the next where
+    the median moves with the spells."""
+    times = sorted(per_call(blocks))
+    return times[min(len(times) - 1, int(QUANTILE * len(times)))]
+
+
+def _calls_within(blocks: Blocks, low: int, high: int) -> float:
+    """The calls a reading made between two moments, a block's calls spread evenly over it."""
+    done = 0.0
+    for start, end, calls, *_ in blocks:
+        overlap = min(end, high) - max(start, low)
+        if overlap > 0:
+            done += calls * overlap / (end - start)
+    return done
+
+
+def duet(old: Blocks, new: Blocks) -> float | None:
+    """The log ratio of two readings taken at the same time: the calls each made over the
+    same moments (those both were timing), old's over new's (the new one slower: > 0); a
+    slow spell of the machine slows both. None where they did not overlap."""
+    low, high = max(old[0][0], new[0][0]), min(old[-1][1], new[-1][1])
+    if high <= low:
+        return None
+    a, b = _calls_within(old, low, high), _calls_within(new, low, high)
+    return math.log(a / b) if a > 0 and b > 0 else None
+
+
+def apart(old: Blocks, new: Blocks) -> float:
+    """The log ratio of two readings taken one after the other."""
+    return math.log(reading(new) / reading(old))
+
+
+@lru_cache(maxsize=64)
+def _signed_rank_cdf(n: int) -> tuple[float, ...]:
+    """P(W <= w) of the Wilcoxon signed-rank statistic for n pairs, w = 0..n(n+1)/2."""
+    counts = [1] + [0] * (n * (n + 1) // 2)
+    for k in range(1, n + 1):
+        for w in range(len(counts) - 1, k - 1, -1):
+            counts[w] += counts[w - k]
+    total, cdf, acc = 2**n, [], 0
+    for c in counts:
+        acc += c
+        cdf.append(acc / total)
+    return tuple(cdf)
+
+
+def interval(logs: list[float], level: float = LEVEL) -> tuple[float, float, float] | None:
+    """The Hodges-Lehmann estimate of the pairs' log ratio and its exact Wilcoxon interval
+    at `level`; None where so few pairs reach no interval at that level (at 99%: under 8)."""
+    n = len(logs)
+    cdf = _signed_rank_cdf(n) if n else ()
+    alpha = (1 - level) / 2
+    k = sum(1 for p in cdf if p <= alpha)  # the interval: the k-th Walsh average from each end
+    if k == 0:
+        return None
+    walsh = sorted((logs[i] + logs[j]) / 2 for i in range(n) for j in range(i, n))
+    return statistics.median(walsh), walsh[k - 1], walsh[-k]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    answer: str  # DIFFERENT, SAME, UNKNOWN
+    ratio: float | None  # new over old, the estimate
+    low: float | None  # its interval
+    high: float | None
+    pairs: int
+
+    @property
+    def resolves(self) -> float | None:
+        """The smallest change the interval resolves: its half-width, as a ratio."""
+        if self.low is None or self.high is None:
+            return None
+        return math.exp((math.log(self.high) - math.log(self.low)) / 2) - 1
+
+
+def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
+    """The verdict of the pairs' log ratios against a relative margin."""
+    found = interval(logs, level)
+    if found is None:
+        return Verdict(UNKNOWN, None, None, None, len(logs))
+    estimate, low, high = found
+    bound = math.log1p(margin)
+    if low > bound or high < -bound:
+        answer = DIFFERENT
+    elif -bound <= low and high <= bound:
+        answer = SAME
+    else:
+        answer = UNKNOWN
+    return Verdict(answer, math.exp(estimate), math.exp(low), math.exp(high), len(logs))
+
+
+@dataclass
+class Timed:
+    """A point's pairs of readings (tfbench.gate.timing) and what they say."""
+
+    point: tuple[str, tuple[str, ...]]  # (benchmark, asv's param values)
+    margin: float
+    plan: dict[str, Any] | None = None  # how each reading reads it (tfbench.measure.timing)
+    logs: list[float] = field(default_factory=list)  # each pair's log ratio
+    readings: list[tuple[dict, dict]] = field(default_factory=list)  # (old, new) replies
+    skipped: str | None = None  # why a side has no reading
+
+    @property
+    def verdict(self) -> Verdict:
+        return decide(self.logs, self.margin)
+
+
+def time_line(time: dict[str, Any] | None) -> str:
+    """What the time reader found, with the points it could not decide counted: no row for
+    them is no proof of no change."""
+    if not time:
+        return ""
+    decided = time["different"] + time["same"]
+    unknown = len(time["unknown"])
+    return (
+        f"time: {decided + unknown} point(s) read in pairs ({time['design']}), "
+        f"{time['different']} different and {time['same']} the same within "
+        f"{time['margin']:.0%}; {unknown} unknown after {time['pairs'][1]} pairs"
+        + (f"; {time['skipped']} skipped" if time["skipped"] else "")
+    )
