@@ -281,7 +281,7 @@ def test_a_report_command_reruns_exactly_its_row(planted_project, monkeypatch, c
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(planted_project / "repo"))
     code = cli.main(
         [*argv[1:], "--config", str(planted_project / "asv.conf.json"),
-         "--interpreter", sys.executable, "--json", "--rounds", "2"]
+         "--interpreter", sys.executable, "--json"]
     )  # fmt: skip
     rows = json.loads(capsys.readouterr().out)
     assert code == 1
