@@ -56,7 +56,7 @@ def test_same_readings_are_no_change():
 
 def test_time_is_no_row_of_the_readings_rules():
     """One process's samples cannot tell a release from a slow process: time rows are the
-    time reader's (tfbench.gate.timing; tests/test_timing.py), never these rules'."""
+    time reader's (tfbench.pairs.timing; tests/test_timing.py), never these rules'."""
     a = [[1.0 + i / 1000 for i in range(10)]] * 5
     b = [[1.3 + i / 1000 for i in range(10)]] * 5
     assert found("m.C.time_step", a, b) == []

@@ -4,6 +4,8 @@ units  <-  measure  <-  scenarios  <-  targets  <-  probes (the probe's contract
 figures, the probes file; history's asvconf)  <-  gate (readings, rules, the session, its
 asv runs)  <-  publish (which also reads the scenario catalog)  <-  cli
 units  <-  floors  <-  probes (its figures' floors), gate, sweep, publish
+targets  <-  pairs (time read in pairs of processes, two builds side by side)  <-  gate,
+sweep, nightly, publish (its verdict's line)
 history  <-  sweep (release environments)  <-  cli
 sources  <-  versions (benchmark versions)  <-  cli;  formats (kept files' numbers): any
 grammar (the forms of kept values), escape (Markdown, shell): below every reader
@@ -38,9 +40,10 @@ ALLOWED = {
     "scenarios": {"formats", "units", "measure", "scenarios"},
     "targets": {"formats", "units", "measure", "scenarios", "targets"},
     "history": {"formats", "units", "history"},
+    "pairs": {"formats", "units", "measure", "scenarios", "targets", "pairs"},
     "sweep": {
         *("formats", "units", "floors", "figures", "measure", "scenarios", "targets"),
-        *("history", "sweep"),
+        *("history", "pairs", "sweep"),
     },
     "keptfiles": {
         *("formats", "grammar", "units", "figures", "measure", "scenarios", "history"),
@@ -61,7 +64,7 @@ ALLOWED = {
     "explain": {"formats", "units", "measure", "targets", "history", "explain"},
     "gate": {
         *("formats", "keptfiles", "units", "floors", "figures", "history", "measure"),
-        *("targets", "probes", "gate"),
+        *("targets", "probes", "pairs", "gate"),
     },
     "nightly": {
         "figures",
@@ -76,6 +79,7 @@ ALLOWED = {
         "targets",
         "history",
         "sweep",
+        "pairs",
         "nightly",
     },
     "publish": {
@@ -91,6 +95,7 @@ ALLOWED = {
         "probes",
         "scenarios",
         "nightly",
+        "pairs",
         "publish",
     },
     "cli": {
@@ -105,6 +110,7 @@ ALLOWED = {
         "targets",
         "history",
         "gate",
+        "pairs",
         "sweep",
         "publish",
         "explain",
@@ -130,7 +136,7 @@ ALLOWED["benchmarks"] = {
 # reaches, why). The suite's own modules are loaded by the processes that measure it.
 DYNAMIC = {
     "tfbench.gate.confirm": ("benchmarks", "the suite's Costs classes, read again"),
-    "tfbench.gate.timeserver": ("benchmarks", "the suite's step classes, timed"),
+    "tfbench.pairs.server": ("benchmarks", "the suite's step classes, timed"),
     "tfbench.targets": ("benchmarks", "the modules that register a family's scenarios"),
     "tfbench.scenarios": ("scenarios", "every family module of the catalog, registering it"),
 }

@@ -2,6 +2,7 @@
 builds, an undecidable build (tfbench.nightly.policy)."""
 
 import itertools
+import json
 import random
 import sys
 from pathlib import Path
@@ -112,6 +113,76 @@ def test_a_leak_verdict_bisects_on_unanimous_readings():
 
     found = policy.bisect(BUILDS, "leak", measure, say=lambda s: None)
     assert found.kind == "step" and found.first_bad == BUILDS[5]
+
+
+def pairs(new_slower, ratio=1.08, unknown=()):
+    """A fake pair reader: two builds' times compared as sweep.compared keeps them, new
+    slower by `ratio` where new_slower(old index, new index), the same otherwise; UNKNOWN
+    where a build of `unknown` is one of the two."""
+
+    def pair(old, new):
+        i, j = BUILDS.index(old), BUILDS.index(new)
+        answer = (
+            "unknown" if {old.version, new.version} & set(unknown)
+            else "different" if new_slower(i, j) else "same"
+        )  # fmt: skip
+        r = ratio if answer == "different" else 1.0
+        found = {"old": old.version, "new": new.version, "answer": answer, "ratio": r}
+        return found | {
+            "low": r * 0.98,
+            "high": r * 1.02,
+            "pairs": 8,
+            "margin": 0.02,
+            "skipped": None,
+        }
+
+    return pair
+
+
+def test_time_is_compared_in_pairs_and_names_the_build_the_pairs_part_at():
+    """Time's test is the pair reader's verdict, not the single readings: these read the
+    same at every build, the pairs part between builds 16 and 17."""
+    measure, reads = backend(lambda i: 20 * KiB)
+    pair = pairs(lambda i, j: i < 17 <= j)
+    found = policy.bisect(BUILDS, "time", measure, say=lambda s: None, pair=pair)
+    assert found.kind == "step"
+    assert (found.last_good, found.first_bad) == (BUILDS[16], BUILDS[17])
+    assert (found.times[0]["old"], found.times[0]["new"]) == (
+        BUILDS[0].version,
+        BUILDS[-1].version,
+    )
+    assert len(found.times) <= 1 + 2 * 5  # the ends, then two pairs a build visited
+    assert len(reads) == 2 * len(set(reads))  # a build's readings: MIN_READINGS, no more
+
+
+def test_time_read_the_same_at_the_ends_is_no_nightly_and_unknown_is_undecided():
+    measure, _ = backend(lambda i: 20 * KiB)
+    same = policy.bisect(BUILDS, "time", measure, lambda s: None, pairs(lambda i, j: False))
+    assert same.kind == "none" and len(same.times) == 1
+    middle = BUILDS[13].version
+    pair = pairs(lambda i, j: i < 17 <= j, unknown=[middle])
+    undecided = policy.bisect(BUILDS, "time", measure, lambda s: None, pair)
+    assert undecided.kind == "unknown" and undecided.undecided == middle
+
+
+def test_a_time_bisection_keeps_its_pairs_and_tells_them():
+    """What the pair reader said about each two builds is kept with the bisection, checked
+    as it is read back, and told: ratio, interval, pairs, answer."""
+    from tfbench import keptfiles
+    from tfbench.cli import output
+    from tfbench.nightly import upstream
+
+    told = pairs(lambda i, j: j >= 3, ratio=1.071)
+    data = dict(kept_bisection(), metric="time")
+    data["times"] = [told(BUILDS[0], BUILDS[3]), told(BUILDS[0], BUILDS[1])]
+    checked = keptfiles.check_bisection(json.loads(json.dumps(data)))
+    assert checked["times"] == data["times"]
+    text = output.nightly(checked)
+    assert f"{BUILDS[0].version} -> {BUILDS[3].version}: x1.071 (99% interval" in text
+    assert "8 pairs): different (margin 2%)" in text and "): same (margin 2%)" in text
+    assert keptfiles.check_bisection(kept_bisection())["times"] == []  # kept before: none
+    issue = upstream.issue(checked, "print(1)\n")
+    assert f"- {BUILDS[0].version} -&gt; {BUILDS[3].version}: x1.071 (99% interval" in issue
 
 
 @pytest.mark.parametrize("metric", ["retained", "heap-peak", "growth", "peak", "time", "leak"])

@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from tfbench.gate import rules, session, verdict
+from tfbench.gate import rules, session
 from tfbench.gate.readings import Point, Side
+from tfbench.pairs import verdict
 from tfbench.units import MiB
 
 TIME = [(f"m.C{p}.time_step", ("'x'",)) for p in range(5)]

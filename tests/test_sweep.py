@@ -8,6 +8,7 @@ import pytest
 from conftest import run_cli
 
 from tfbench import sweep
+from tfbench.pairs import verdict
 from tfbench.units import KiB, MiB
 
 
@@ -91,6 +92,46 @@ def test_bisection_measures_log2_releases_and_names_the_first_that_differs():
     assert [r["release"] for r in found.readings] == visited
     none = sweep.bisect(lambda v, label="": reading(v), versions, "leak")
     assert none.first_after is None and len(none.readings) == 2
+
+
+class PairedRun:
+    """A fake runner whose releases from `slow_from` on are 7% slower, read in pairs
+    (their single readings the same); UNKNOWN where `unknown` is one of the two."""
+
+    def __init__(self, versions, slow_from, unknown=()):
+        self.versions, self.slow_from, self.unknown, self.asked = versions, slow_from, unknown, []
+
+    def __call__(self, version, label=""):
+        return reading(version)
+
+    def times(self, old, new):
+        self.asked.append((old, new))
+        slower = self.versions.index(new) >= self.slow_from > self.versions.index(old)
+        log = 0.07 if slower else 0.0
+        logs = [log + d for d in (-0.01, 0.01) * 4]  # 8 pairs, 1% apart
+        if new in self.unknown:
+            logs = [0.05, -0.05] * 4
+        return sweep.compared(verdict.Timed(("target", ("x",)), 0.02, logs=logs), old, new)
+
+
+def test_time_is_bisected_by_the_pair_reader_not_by_single_readings():
+    versions = [f"2.{m}.0" for m in range(10, 20)]
+    run = PairedRun(versions, 6)
+    found = sweep.bisect(run, versions, "time")
+    assert (found.last_before, found.first_after) == ("2.15.0", "2.16.0")
+    assert [t["old"] for t in found.times] == ["2.10.0"] * len(run.asked)
+    assert found.times[0]["new"] == "2.19.0" and found.times[0]["answer"] == "different"
+    assert 1.06 < found.times[0]["ratio"] < 1.08 and found.times[0]["pairs"] == 8
+    assert {t["answer"] for t in found.times[1:]} == {"different", "same"}
+
+
+def test_a_time_pair_read_unknown_counts_as_no_change_and_is_kept():
+    versions = [f"2.{m}.0" for m in range(10, 20)]
+    found = sweep.bisect(PairedRun(versions, 6, unknown=["2.14.0"]), versions, "time")
+    assert ("2.14.0", "unknown") in [(t["new"], t["answer"]) for t in found.times]
+    assert found.first_after == "2.16.0"  # 2.14.0 read as no change; 2.15.0 the same
+    silent = sweep.bisect(PairedRun(versions, 99), versions, "time")
+    assert silent.first_after is None and [t["answer"] for t in silent.times] == ["same"]
 
 
 def test_an_unknown_metric_is_refused():

@@ -1,17 +1,23 @@
-"""The time reader (tfbench.gate.timing, tfbench.gate.verdict, tfbench.measure.timing): its
-estimate, its interval and verdict, its adaptive pairs, and the blocks a reading takes.
-No TensorFlow: servers and steps are fakes."""
+"""The time reader (tfbench.pairs.timing, tfbench.pairs.verdict, tfbench.measure.timing): its
+estimate, its interval and verdict, its adaptive pairs, the blocks a reading takes, and
+recorded gates replayed. Servers and steps are fakes, but for one slow test that reads a
+step in two real servers."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from tfbench.gate import timing, verdict
+from tfbench import targets
 from tfbench.measure import timing as measuring
+from tfbench.pairs import timing, verdict
+from tfbench.targets import ScenarioTarget
 
 
 def blocks(per_call: list[float], calls: int = 10, start: int = 0) -> verdict.Blocks:
@@ -176,3 +182,48 @@ def test_a_plan_sizes_blocks_to_a_hundredth_of_a_second_and_a_reading_to_its_sec
     found = measuring.blocks(step, measuring.Plan(0, 20, 4))
     assert [n for _, _, n in found] == [4] * 5
     assert all(end - start >= 4e6 for start, end, _ in found)  # 4 calls of 1 ms at least
+
+
+def test_a_target_is_read_as_a_point_of_its_own():
+    """bisect reads a scenario or a user's step, not a benchmark: the request names it."""
+    target = ScenarioTarget("loop.python_matmul", {"size": 64})
+    point = timing.target_point(target)
+    assert timing.subject(point) == {"target": targets.to_json(target)}
+    assert targets.step_from_json(timing.subject(point)["target"]) == target
+    bench = ("loops.MatrixPower.time_step", ("'python_matmul'", "64"))
+    assert timing.subject(bench) == {
+        "benchmark": "loops.MatrixPower",
+        "combo": ["'python_matmul'", "64"],
+    }
+
+
+@pytest.mark.slow
+def test_a_targets_time_in_two_environments_finds_a_planted_slowdown_and_not_itself():
+    """bisect's comparison for real: one environment on both sides (A/A), then 20% more
+    TensorFlow work planted in the new side's step."""
+    target = ScenarioTarget("loop.python_matmul", {"size": 64})
+    pythons = (sys.executable, sys.executable)
+    reader = timing.Reader(first=8, most=10)
+    same = timing.compare(target, pythons, reader, say=lambda s: None)
+    slower = timing.compare(target, pythons, reader, say=lambda s: None, plant=(0.0, 0.2))
+    assert same.skipped is None and same.verdict.answer != verdict.DIFFERENT
+    assert slower.verdict.answer == verdict.DIFFERENT, slower.verdict
+    assert 1.1 < slower.verdict.ratio < 1.35
+
+
+RECORDED = sorted((Path(__file__).parent / "data" / "time").glob("*.json"))
+
+
+def recorded(name: str) -> dict[str, list[float]]:
+    return json.loads((Path(__file__).parent / "data" / "time" / name).read_text())["points"]
+
+
+def test_the_recorded_gates_replay_to_where_the_reader_stopped():
+    """The reader's stopping rule and its replay are one rule: every point a recorded
+    whole-suite gate decided replays to that answer after exactly the pairs it read."""
+    assert RECORDED
+    for path in RECORDED:
+        for name, logs in recorded(path.name).items():
+            told = verdict.replayed(logs, 0.02, 8, 14)
+            if told.answer != verdict.UNKNOWN:
+                assert told.pairs == len(logs), (path.name, name)

@@ -134,6 +134,14 @@ def _builds(**git: str) -> list[dict]:
     return [dict(b, git_version=git.get(str(k), b["git_version"])) for k, b in enumerate(found)]
 
 
+def _compared(**changes: object) -> dict:
+    """Two builds' times compared, as a time bisection keeps them (sweep.compared)."""
+    old, new = (b["version"] for b in kept_bisection()["builds"][:2])
+    found = {"old": old, "new": new, "answer": "different", "ratio": 1.07, "low": 1.05,
+             "high": 1.09, "pairs": 8, "margin": 0.02, "skipped": None}  # fmt: skip
+    return {**found, **changes}
+
+
 REFUSED_BISECTIONS = {
     # a name pasted into repro.py as code
     "function-name-code": (
@@ -174,6 +182,12 @@ REFUSED_BISECTIONS = {
         "environment.python",
     ),
     "named-build-elsewhere": (lambda m: {"first_bad": "2.22.0.dev20990101"}, "first_bad"),
+    "time-answer-markup": (lambda m: {"times": [_compared(answer=SCRIPT)]}, "times[0].answer"),
+    "time-build-elsewhere": (
+        lambda m: {"times": [_compared(new="2.22.0.dev20990101")]},
+        "times[0].new",
+    ),
+    "time-ratio-text": (lambda m: {"times": [_compared(ratio=shell(m))]}, "times[0].ratio"),
     "keyless": (lambda m: {"builds": None}, "builds"),
 }
 

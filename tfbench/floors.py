@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from tfbench.units import KiB, MiB
 
-# time: the pooled medians' ratio beyond 1 + TIME_FLOOR, and every run of one side more
-# than TIME_APART beyond every run of the other (the process is the unit that must agree)
+# time: a shift of the whole suite's times (gate.shifts) beyond 1 + TIME_FLOOR; the gate's and
+# bisect's time verdicts are the pair reader's (tfbench.pairs), not a floor
 TIME_FLOOR = 0.15
-TIME_APART = 0.05
-# bisect compares two single measurements, one process each: only a ratio this large
+# two single measurements, one process each (the report's Python axis): only a ratio this large
 TIME_RATIO = 1.25
 # a whole process's peak RSS (peakmem_: TensorFlow's own ~0.5 GiB included)
 PEAKMEM_FLOOR = 8 * MiB
@@ -62,7 +61,7 @@ def leaking_peak(values: list[float]) -> float:
 
 
 def time(values: list[float]) -> float:
-    """Two single measurements' times (bisect): a ratio beyond TIME_RATIO of the smaller."""
+    """Two single measurements' times: a ratio beyond TIME_RATIO of the smaller."""
     return (TIME_RATIO - 1) * min(map(abs, values))
 
 

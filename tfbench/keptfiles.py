@@ -22,6 +22,7 @@ from tfbench.measure.record import FOOTPRINT, STATUSES
 
 MAX_BYTES = 64 << 20  # no kept file comes near: the largest bisect.json is 0.2 MiB
 KINDS = ("step", "drift", "none", "unknown")  # what a nightly bisection concludes
+ANSWERS = ("different", "same", "unknown", "skipped")  # two builds' times compared
 DIRECTIONS = ("worse", "better", "rss only")  # of a gate row (tfbench.gate.rules)
 
 
@@ -135,6 +136,18 @@ class Limits(TypedDict):
     timeout_s: float
 
 
+class Compared(TypedDict):
+    old: str
+    new: str
+    answer: str
+    ratio: float | None  # new over old, and its interval
+    low: float | None
+    high: float | None
+    pairs: int
+    margin: float
+    skipped: str | None
+
+
 class Bisection(TypedDict):
     target: dict[str, Any]  # {scenario, params} (a catalog's) or {file, function}: a name
     metric: str
@@ -145,6 +158,7 @@ class Bisection(TypedDict):
     last_good: str | None
     first_bad: str | None
     undecided: str | None
+    times: list[Compared]  # time: each pair of builds read in pairs (absent before: none)
     compare_url: str | None
     old: str
     new: str
@@ -216,6 +230,22 @@ def _limits(value: Any, where: str) -> Limits:
     )
 
 
+def _compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compared:
+    data = grammar.obj(value, where)
+    figure = optional(grammar.number)
+    return Compared(
+        old=field(data, "old", build, where),
+        new=field(data, "new", build, where),
+        answer=field(data, "answer", grammar.one_of(ANSWERS), where),
+        ratio=figure(data.get("ratio"), f"{where}.ratio"),
+        low=figure(data.get("low"), f"{where}.low"),
+        high=figure(data.get("high"), f"{where}.high"),
+        pairs=field(data, "pairs", grammar.integer, where),
+        margin=field(data, "margin", grammar.number, where),
+        skipped=optional(grammar.text)(data.get("skipped"), f"{where}.skipped"),
+    )
+
+
 def check_bisection(value: Any) -> Bisection:
     """A bisection's every field of its form, the builds it names among those it covers."""
     data = grammar.obj(value, "")
@@ -246,6 +276,7 @@ def check_bisection(value: Any) -> Bisection:
         last_good=field(data, "last_good", optional(build)),
         first_bad=field(data, "first_bad", optional(build)),
         undecided=optional(build)(data.get("undecided"), "undecided"),
+        times=grammar.each(data.get("times", []), "times", lambda v, f: _compared(v, f, build)),
         compare_url=field(data, "compare_url", optional(grammar.compare_url)),
         old=field(data, "old", grammar.release),
         new=field(data, "new", grammar.release),
@@ -297,7 +328,7 @@ class GateShift(TypedDict):
 
 
 class GateRun(TypedDict):
-    time: dict[str, Any]  # what the time reader did (tfbench.gate.timing.summary)
+    time: dict[str, Any]  # what the time reader did (tfbench.pairs.timing.summary)
     rows: list[GateRow]
     shifts: list[GateShift]
 

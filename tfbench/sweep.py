@@ -8,19 +8,23 @@ the floors of tfbench.floors:
 - retained (the heap in use) and growth (RSS): the two 95% intervals of the fitted slope
   are apart, and by more than the figure's floor;
 - heap-peak and peak (RSS): apart by more than the figure's floor;
-- time: a ratio beyond TIME_RATIO either way (one process a side: only a large one).
+- time: the two releases read in pairs of processes, side by side (tfbench.pairs, the
+  gate's reader): a change where its verdict is DIFFERENT; an UNKNOWN one is said and kept
+  with the bisection, and counts as no change.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from tfbench import figures, targets
 from tfbench.history import envs, pythons
 from tfbench.measure.record import Record, measured
+from tfbench.pairs import timing, verdict
 
 Say = Callable[[str], None]
 
@@ -53,31 +57,64 @@ class Runner:
     say: Say = print
     measure: Callable[..., Record] = targets.measure  # or tfbench explain's run
     python: str = pythons.DEFAULT  # CPython X.Y of the release environments
+    reader: timing.Reader = timing.Reader()  # how two releases' times are compared
 
-    def __call__(self, version: str, label: str = "") -> Record:
+    def environment(self, version: str, prefix: str) -> Path:
+        """The release's environment, made if need be (envs.EnvError)."""
         root = self.root or envs.default_root()
         env = envs.ReleaseEnv(version, self.flavour, root, self.python)
+        python, spent = envs.ensure(
+            env,
+            lambda: self.say(
+                f"{prefix} creating its environment (uv, from the {self.flavour} lock) ..."
+            ),
+        )
+        if spent is not None:
+            self.say(f"{prefix} environment ready in {spent:.1f} s")
+        return python
+
+    def __call__(self, version: str, label: str = "") -> Record:
         prefix = f"{label}{version}:"
         try:
-            python, spent = envs.ensure(
-                env,
-                lambda: self.say(
-                    f"{prefix} creating its environment (uv, from the {self.flavour} lock) ..."
-                ),
-            )
+            python = self.environment(version, prefix)
         except envs.EnvError as e:
             self.say(f"{prefix} cannot be installed: {e}")
             record = targets.describe(self.target)
             record.update(status="error", error=f"install failed: {e}", tf_version=None)
             return dict(record, release=version)
-        if spent is not None:
-            self.say(f"{prefix} environment ready in {spent:.1f} s")
         start = time.monotonic()
         self.say(f"{prefix} measuring {self.target.name} ...")
         limits = replace(self.limits, python=str(python), quiet=True)
         record = self.measure(self.target, limits)
         self.say(f"{prefix} {record['status']} in {time.monotonic() - start:.1f} s")
         return dict(record, release=version)
+
+    def times(self, old: str, new: str) -> dict[str, Any]:
+        """The step's time on two releases (both installed), read in pairs as the gate
+        reads a point: the verdict, as a bisection keeps it."""
+        if not isinstance(self.target, (targets.ScenarioTarget, targets.FunctionTarget)):
+            raise ValueError(f"{self.target.name} is not a step: it has no time a call")
+        pythons = tuple(str(self.environment(v, f"{v}:")) for v in (old, new))
+        self.say(f"time: {old} against {new}, read in pairs ...")
+        found = timing.compare(self.target, (pythons[0], pythons[1]), self.reader, self.say)
+        return compared(found, old, new)
+
+
+def compared(found: verdict.Timed, old: str, new: str) -> dict[str, Any]:
+    """A comparison of two builds' times as kept: the verdict, its ratio (new over old) and
+    interval, the pairs it took; why it was not read, where a build skipped the step."""
+    told = found.verdict
+    return {
+        "old": old,
+        "new": new,
+        "answer": told.answer if found.skipped is None else "skipped",
+        "ratio": told.ratio,
+        "low": told.low,
+        "high": told.high,
+        "pairs": told.pairs,
+        "margin": found.margin,
+        "skipped": found.skipped,
+    }
 
 
 def measure_releases(run: Runner, versions: list[str]) -> list[Record]:
@@ -91,26 +128,34 @@ class Bisection:
     last_before: str | None  # None: no change in the range
     first_after: str | None
     readings: list[Record]  # every release measured, in the order visited
+    times: list[dict[str, Any]] = field(default_factory=list)  # time: each pair compared
 
 
 def bisect(run: Runner, versions: list[str], metric: str) -> Bisection:
     """The first release in `versions` (oldest first) whose behaviour differs from the
     oldest's, measuring as few as a bisection needs."""
-    figures.named(metric)  # ValueError naming the choices
-    readings: list[Record] = []
+    paired = figures.named(metric).kind == figures.TIME  # ValueError naming the choices
+    found = Bisection(metric, None, None, [])
 
     def at(i: int) -> Record:
-        readings.append(run(versions[i], f"[visit {len(readings) + 1}] "))
-        return readings[-1]
+        found.readings.append(run(versions[i], f"[visit {len(found.readings) + 1}] "))
+        return found.readings[-1]
+
+    def differs(a: Record, b: Record) -> bool:
+        if not (paired and measured(a) and measured(b)):
+            return differ(metric, a, b)
+        found.times.append(run.times(a["release"], b["release"]))
+        return found.times[-1]["answer"] == verdict.DIFFERENT
 
     lo, hi = 0, len(versions) - 1
     base, newest = at(lo), at(hi)
-    if not differ(metric, base, newest):
-        return Bisection(metric, None, None, readings)
+    if not differs(base, newest):
+        return found
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if differ(metric, base, at(mid)):
+        if differs(base, at(mid)):
             hi = mid
         else:
             lo = mid
-    return Bisection(metric, versions[lo], versions[hi], readings)
+    found.last_before, found.first_after = versions[lo], versions[hi]
+    return found

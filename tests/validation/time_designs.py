@@ -1,5 +1,5 @@
 """Which design reads a time change best on this machine: every `time_` point of the suite
-read in pairs by each design of the time reader (tfbench.gate.timing), one release against
+read in pairs by each design of the time reader (tfbench.pairs.timing), one release against
 itself (A/A) or against itself with a planted slowdown (more of the same calls).
 
     python tests/validation/time_designs.py [--python PY] [--bench REGEX] [--pairs 8]
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from tfbench.gate import timing, verdict
+from tfbench.pairs import timing, verdict
 from tfbench.paths import ROOT
 
 

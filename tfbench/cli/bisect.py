@@ -46,18 +46,21 @@ def add(sub: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tfbench.sweep import bisect
+    from tfbench.targets import FootprintTarget
 
     if args.metric not in figures.BISECTED:
         known = ", ".join(figures.BISECTED)
         raise common.BadInput(f"unknown metric {args.metric!r}; choose from {known}")
     target = common.target(args.target, args.param)
+    if args.metric == "time" and isinstance(target, FootprintTarget):
+        raise common.BadInput("the footprint is no step: it has no time a call to bisect")
     if args.nightlies:
         return nightlies(args, target)
     versions = common.release_range(args.range)
     found = bisect(common.runner(args, target), versions, args.metric)
     common.checked_records(found.readings)
     if args.json:
-        keys = ("metric", "last_before", "first_after", "readings")
+        keys = ("metric", "last_before", "first_after", "readings", "times")
         print(json.dumps({k: getattr(found, k) for k in keys}, indent=2))
     else:
         print(output.bisection(found))

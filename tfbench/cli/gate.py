@@ -87,7 +87,8 @@ def request(args: argparse.Namespace) -> Request:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tfbench.gate import asvruns, session, timing
+    from tfbench.gate import asvruns, session
+    from tfbench.pairs import timing, verdict
 
     req = request(args)
     try:
@@ -106,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     common.progress(f"measured in {measured.seconds:.0f} s{switch}; runs kept in {req.work}")
     time = timing.summary(measured.timed, req.reader)
     if args.json:
+        if line := verdict.time_line(time):
+            common.progress(line)
         print(json.dumps([r.as_json() for r in outcome.rows], indent=2))
     elif args.markdown:
         print(output.gate_markdown(outcome.rows, req.old, req.new, time), end="")

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from tfbench import escape, figures
-from tfbench.gate.verdict import time_line
 from tfbench.measure.record import (
     FOOTPRINT,
     RSS_ONLY,
@@ -18,6 +17,7 @@ from tfbench.measure.record import (
     stopped_in_warmup,
 )
 from tfbench.measure.verdict import MIN_READINGS
+from tfbench.pairs.verdict import compared_line, time_line
 from tfbench.units import format_precise as exact
 from tfbench.units import format_value
 
@@ -155,7 +155,9 @@ def bisection(found: Bisection) -> str:
         head = f"{found.metric}: no change between the ends of the range"
     order = {r["release"]: r for r in found.readings}
     rows = [_row(order[v]) for v in sorted(order, key=Version)]
-    return "\n".join([head, "readings (release order):", HEADER, *rows])
+    paired = [f"  {compared_line(c)}" for c in found.times]
+    paired = ["time, read in pairs of processes:", *paired] if paired else []
+    return "\n".join([head, *paired, "readings (release order):", HEADER, *rows])
 
 
 def gate_markdown(rows: list, old: str, new: str, time: dict[str, Any] | None = None) -> str:
@@ -296,10 +298,12 @@ def nightly(data: Mapping[str, Any]) -> str:
                 + ", ".join(data["dependencies"])
             )
     else:
+        after = "in pairs" if data.get("times") else f"after {policy.MAX_READINGS} readings"
         why = (
-            f"{data['undecided']} reads neither like the first build nor like the last after "
-            f"{policy.MAX_READINGS} readings"
+            f"{data['undecided']} reads neither like the first build nor like the last {after}"
             if data.get("undecided")
+            else "the ends' times read neither apart nor alike in pairs"
+            if data.get("times")
             else "too few builds could be measured"
         )
         head = [f"{metric}: undecided: {why}"]
@@ -314,6 +318,9 @@ def nightly(data: Mapping[str, Any]) -> str:
                 f"readings)  {commits.get(b['version']) or ''}{mark}"
             )
     skipped = [f"  {v}: skipped, {escape.plain(why)}" for v, why in data["broken"].items()]
+    paired = [f"  {escape.plain(compared_line(c))}" for c in data.get("times", [])]
+    paired = ["time, read in pairs of processes:", *paired] if paired else []
     return "\n".join(
-        [*head, "builds read (oldest first):", *rows, *skipped, f"({data['seconds']:.0f} s)"]
+        [*head, *paired, "builds read (oldest first):", *rows, *skipped]
+        + [f"({data['seconds']:.0f} s)"]
     )

@@ -26,13 +26,14 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench.gate import kept, readings, rules, shifts, timing
+from tfbench.gate import kept, readings, rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
-from tfbench.gate.verdict import Timed
 from tfbench.history import envs, pythons, repo
 from tfbench.history.asvconf import derived_config
 from tfbench.measure.spawn import Spawned
+from tfbench.pairs import timing
+from tfbench.pairs.verdict import Timed
 from tfbench.paths import ROOT
 from tfbench.probes import GridPoint
 
@@ -95,6 +96,8 @@ def run_gate(request: Request, say: Say) -> GateResult:
     backend = AsvBackend(request, hashes, say)
     session = Session(backend, request.bench, say, backend.tags)
     measured = session.measure()
+    if measured.timed:
+        timing.record(measured.timed, request.reader, request.plant, request.work / "time.json")
     rows = rules.compare(measured.benchmarks, measured.before, measured.after)
     rows += rules.time_rows(measured.benchmarks, measured.timed)
     rows.sort(key=lambda r: (rules.DIRECTIONS.index(r.direction), r.name))

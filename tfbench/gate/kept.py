@@ -1,5 +1,5 @@
 """A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
-{"format": 2, "time": what the time reader did (tfbench.gate.timing.summary: its unknown
+{"format": 2, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
 points named), "rows": [each change, its evidence as data], "shifts": [each common-mode
 shift, with "rows": the points that differ from it]} (tfbench.gate.shifts). Its readers
 read it back as untrusted input (tfbench.keptfiles)."""

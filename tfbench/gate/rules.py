@@ -11,7 +11,7 @@
   in every run of one side and in no run of the other always counts. Mixed sides are no
   change. RSS rows whose heap figure did not move are `rss only` (HEAP_OF);
 - time (`time_`): not from these readings (one process's samples cannot tell a release
-  from a slow process): the time reader's verdict (tfbench.gate.timing, time_rows).
+  from a slow process): the time reader's verdict (tfbench.pairs.timing, time_rows).
 A row's evidence is data (which rule, on what readings), told in words by `told`.
 docs/gate.md.
 """
@@ -26,9 +26,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tfbench import figures
-from tfbench.gate import verdict
 from tfbench.gate.readings import Point, Side, pooled
 from tfbench.keptfiles import DIRECTIONS
+from tfbench.pairs import verdict
 from tfbench.probes import GridPoint
 from tfbench.units import format_value
 

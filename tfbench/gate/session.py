@@ -9,7 +9,7 @@ method over one state:
 2. confirm_memory: the memory points whose readings part by the rules are read again, both
    sides at once, until they have rules.CONFIRM_READINGS a side (a probe point by the
    side's probe alone, not its family's whole grid; a `peakmem_` point through asv).
-3. times: every `time_` point by the time reader (tfbench.gate.timing): readings in pairs,
+3. times: every `time_` point by the time reader (tfbench.pairs.timing): readings in pairs,
    one side then the other, until its verdict is known or the pairs run out (UNKNOWN).
 How a run is made and read is the Backend's business (tfbench.gate.asvruns: asv runs and
 time servers in each release's environment); tested with a fake one.
@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from tfbench import figures
 from tfbench.gate import readings, rules
 from tfbench.gate.readings import Point, Side
-from tfbench.gate.verdict import Timed
+from tfbench.pairs.verdict import Timed
 
 SIDES = ("A", "B")
 KINDS = ("memory", "time")
@@ -63,7 +63,7 @@ class Backend(Protocol):
         """The suite's benchmarks (asv's descriptions), as the runs found them."""
 
     def times(self, points: list[Point]) -> dict[Point, Timed]:
-        """Each `time_` point's pairs of readings and its verdict (tfbench.gate.timing)."""
+        """Each `time_` point's pairs of readings and its verdict (tfbench.pairs.timing)."""
 
 
 def selection(kind: str, bench: str | None) -> str:

@@ -1,4 +1,4 @@
-"""A step's time, read in blocks: the time reader's measuring side (tfbench.gate.timing).
+"""A step's time, read in blocks: the time reader's measuring side (tfbench.pairs.timing).
 
 A reading is one process's: the step warmed, then called a fixed number of times in
 blocks of a fixed number of calls, each block's start and end taken on the machine's

@@ -4,7 +4,9 @@ A build is read in fresh processes until its readings decide (Pinpoint's way): l
 range's first build, like its last, or neither after MAX_READINGS (unknown). Two builds'
 readings are *apart* when their ranges part by more than the figure's floor (the gate's
 rule, tfbench.floors), *alike* when their medians sit within it; anything else needs more
-readings. A build that cannot be installed or imported is skipped, and said so.
+readings. Time is compared the gate's way instead (`Pair`: the two builds read in pairs of
+processes, tfbench.pairs): DIFFERENT is apart, SAME alike, UNKNOWN undecided. A build that
+cannot be installed or imported is skipped, and said so.
 
 What the bisection can conclude (`Found.kind`):
 - step: one pair of adjacent builds holds most of the change between the ends (more than
@@ -18,6 +20,7 @@ What the bisection can conclude (`Found.kind`):
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +48,9 @@ class Build:
 
 Reading = dict[str, Any]  # a measured record
 Measure = Callable[[Build], Reading]  # one reading of a build in a fresh process; Broken
+# two builds' times compared in pairs (tfbench.sweep.compared's form), old then new
+Pair = Callable[[Build, Build], dict[str, Any]]
+SEPARATED = {"different": "apart", "same": "alike"}  # a time verdict as a separation
 
 
 @dataclass
@@ -57,6 +63,7 @@ class Found:
     last_good: Build | None = None
     first_bad: Build | None = None
     undecided: str | None = None  # the build that could not be decided
+    times: list[dict[str, Any]] = field(default_factory=list)  # time: each pair compared
 
     def value(self, version: str) -> float | None:
         """The median of a build's readings of the figure."""
@@ -100,8 +107,32 @@ def separation(metric: str, a: list[Reading], b: list[Reading]) -> str:
 class _Reader:
     """Readings of each build, taken as the decisions need them."""
 
-    def __init__(self, found: Found, measure: Measure, say: Callable[[str], None]) -> None:
-        self.found, self.measure, self.say = found, measure, say
+    def __init__(
+        self, found: Found, measure: Measure, say: Callable[[str], None], pair: Pair | None
+    ) -> None:
+        self.found, self.measure, self.say, self.pair = found, measure, say, pair
+        self._paired: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def separate(self, old: Build, new: Build, count: int) -> str:
+        """apart, alike or undecided for two builds, each read `count` times at least (time:
+        read in pairs, once for the two)."""
+        a, b = (self.read(build, count) or [] for build in (old, new))
+        if self.pair is None or not (a and b):
+            return separation(self.found.metric, a, b)
+        key = (old.version, new.version)
+        if key not in self._paired:
+            self._paired[key] = self.pair(old, new)
+            self.found.times.append(self._paired[key])
+        return SEPARATED.get(self._paired[key]["answer"], "undecided")
+
+    def change(self, old: Build, new: Build) -> float:
+        """The figure's change from one build to another: the medians' difference, or for
+        time the log of the pairs' ratio (a single reading's time is no measure of it)."""
+        if self.pair is None:
+            a, b = (self.found.value(build.version) for build in (old, new))
+            return float(b or 0.0) - float(a or 0.0)
+        compared = self._paired.get((old.version, new.version), {})
+        return math.log(compared["ratio"]) if compared.get("ratio") else 0.0
 
     def read(self, build: Build, count: int) -> list[Reading] | None:
         """At least `count` readings of the build; None when it is broken."""
@@ -123,24 +154,26 @@ class _Reader:
         the ends) until they decide; None when the build is broken."""
         count = MIN_READINGS
         while True:
-            mine = self.read(build, count)
-            if mine is None:
+            if self.read(build, count) is None:
                 return None
-            ends = [self.read(end, count) or [] for end in (good, bad)]
-            to_good, to_bad = (separation(self.found.metric, end, mine) for end in ends)
+            to_good, to_bad = self.separate(good, build, count), self.separate(build, bad, count)
             if to_good == "alike" and to_bad == "apart":
                 return "good"
             if to_bad == "alike" and to_good == "apart":
                 return "bad"
             if to_good == to_bad == "apart":
                 return "between"
-            if count >= MAX_READINGS:
+            if count >= MAX_READINGS or self.pair:
                 return "undecided"
             count += 1
 
 
 def bisect(
-    builds: list[Build], metric: str, measure: Measure, say: Callable[[str], None] = print
+    builds: list[Build],
+    metric: str,
+    measure: Measure,
+    say: Callable[[str], None] = print,
+    pair: Pair | None = None,
 ) -> Found:
     """Bisect the builds (oldest first) for the change between the first and the last.
 
@@ -148,19 +181,23 @@ def bisect(
     smaller moves elsewhere (a build between the ends may read apart from both); when no
     span left holds more than STEP_SHARE of the change, it is a drift."""
     found = Found(metric, "unknown", list(builds))
-    reader = _Reader(found, measure, say)
+    reader = _Reader(found, measure, say, pair)
     ends = _working_ends(builds, reader)
     if ends is None:
         return found
-    verdict = _ends(found, reader, builds[ends[0]], builds[ends[1]])
+    verdict = _ends(reader, builds[ends[0]], builds[ends[1]])
     if verdict != "apart":
         found.kind = "none" if verdict == "alike" else "unknown"
         return found
-    total = _change(found, builds, ends)
+
+    def change(span: tuple[int, int]) -> float:
+        return reader.change(builds[span[0]], builds[span[1]])
+
+    total = change(ends)
     spans = [ends]  # spans of builds whose ends read apart
     while True:
-        span = max(spans, key=lambda s: abs(_change(found, builds, s)))
-        if total == 0 or _change(found, builds, span) / total <= STEP_SHARE:
+        span = max(spans, key=lambda s: abs(change(s)))
+        if total == 0 or change(span) / total <= STEP_SHARE:
             found.kind = "drift"
             _curve(builds, ends, reader)
             return found
@@ -183,12 +220,6 @@ def bisect(
             spans.append((mid, hi))
 
 
-def _change(found: Found, builds: list[Build], span: tuple[int, int]) -> float:
-    """The change of the figure's medians over a span of builds."""
-    a, b = (found.value(builds[i].version) for i in span)
-    return float(b or 0.0) - float(a or 0.0)
-
-
 def _working_ends(builds: list[Build], reader: _Reader) -> tuple[int, int] | None:
     """The first and last builds that install and run (broken ones skipped inward)."""
     lo, hi = 0, len(builds) - 1
@@ -199,13 +230,12 @@ def _working_ends(builds: list[Build], reader: _Reader) -> tuple[int, int] | Non
     return (lo, hi) if lo < hi else None
 
 
-def _ends(found: Found, reader: _Reader, good: Build, bad: Build) -> str:
+def _ends(reader: _Reader, good: Build, bad: Build) -> str:
     """Whether the ends part: read until they decide, or MAX_READINGS."""
     count = MIN_READINGS
     while True:
-        a, b = (reader.read(end, count) or [] for end in (good, bad))
-        verdict = separation(found.metric, a, b)
-        if verdict != "undecided" or count >= MAX_READINGS:
+        verdict = reader.separate(good, bad, count)
+        if verdict != "undecided" or count >= MAX_READINGS or reader.pair:
             return verdict
         count += 1
 

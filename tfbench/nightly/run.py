@@ -10,12 +10,13 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from tfbench import formats, keptfiles, sweep, targets
+from tfbench import figures, formats, keptfiles, sweep, targets
 from tfbench.history import envs, releases
 from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
 from tfbench.nightly import builds, policy, repro, upstream
 from tfbench.nightly.policy import Broken, Build, Found
+from tfbench.pairs import timing
 
 
 def reader(
@@ -42,6 +43,24 @@ def reader(
     return measure, commits
 
 
+def paired(
+    target: targets.Target, root: Path | None = None, say: Callable[[str], None] = print
+) -> policy.Pair:
+    """Two builds' times compared as the gate compares a point's (their environments made
+    first): the bisection's test of time."""
+    if not isinstance(target, (targets.ScenarioTarget, targets.FunctionTarget)):
+        raise ValueError(f"{target.name} is not a step: it has no time a call")
+    root = root or envs.default_root()
+
+    def compare(old: Build, new: Build) -> dict[str, Any]:
+        made = [str(builds.ensure(b, root, say)[0]) for b in (old, new)]
+        say(f"time: {old.version} against {new.version}, read in pairs ...")
+        found = timing.compare(target, (made[0], made[1]), say=say)
+        return sweep.compared(found, old.version, new.version)
+
+    return compare
+
+
 def bisect_between(
     target: targets.Target,
     limits: targets.Limits,
@@ -58,7 +77,8 @@ def bisect_between(
     found_builds = builds.between(old, new, releases.read_lock(new).released)
     say(f"{len(found_builds)} nightly builds between {old} and {new}")
     measure, commits = reader(target, limits, root, say)
-    found = policy.bisect(found_builds, metric, measure, say)
+    timed = paired(target, root, say) if figures.named(metric).kind == figures.TIME else None
+    found = policy.bisect(found_builds, metric, measure, say, timed)
     data = kept(found, target, commits, time.monotonic() - began)
     named = [b for b in (found.last_good, found.first_bad) if b]
     read = [b for b in found.builds if b.version in found.readings]
@@ -103,6 +123,7 @@ def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds:
         "last_good": good and good.version,
         "first_bad": bad and bad.version,
         "undecided": found.undecided,
+        "times": found.times,
         "compare_url": good
         and bad
         and builds.compare_url(commits.get(good.version), commits.get(bad.version)),

@@ -15,6 +15,7 @@ from tfbench import escape, figures, targets
 from tfbench.keptfiles import Bisection
 from tfbench.nightly import policy, repro
 from tfbench.nightly.builds import parse_time, pin_changes
+from tfbench.pairs.verdict import compared_line
 from tfbench.units import KiB, MiB
 
 TEMPLATE = "https://github.com/tensorflow/tensorflow/issues/new?template=00-bug-issue.yml"
@@ -69,6 +70,15 @@ def figures_table(data: Bisection) -> list[str]:
     return rows
 
 
+def _paired(data: Bisection) -> list[str]:
+    """A time bisection's comparisons: each two builds read in pairs of fresh processes,
+    alternating, their ratio's 99% interval (tfbench.pairs)."""
+    if not data["times"]:
+        return []
+    lines = [f"- {escape.markdown(compared_line(c))}" for c in data["times"]]
+    return ["Each two builds compared, read in pairs of fresh processes:\n\n" + "\n".join(lines)]
+
+
 def issue(data: Bisection, code: str) -> str:
     """issue.md: TensorFlow's bug template, filled from the bisection (the environment its
     machine had, not the one that renders it): every value of the kept file escaped, its
@@ -100,6 +110,7 @@ def issue(data: Bisection, code: str) -> str:
         "with releases.",
         "\n".join(figures_table(data)),
         f"Nightly window: {window}. {_conclusion(data)}",
+        *_paired(data),
         *_printed(data),
         *_packages(data),
     ]

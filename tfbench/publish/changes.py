@@ -17,9 +17,9 @@ from tfbench import escape
 from tfbench.gate import kept, shifts
 from tfbench.gate.rules import Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
-from tfbench.gate.verdict import time_line
 from tfbench.history.releases import newest_pair
 from tfbench.keptfiles import GateRow, GateShift, KeptFileError
+from tfbench.pairs.verdict import time_line
 from tfbench.probes import GridPoint
 from tfbench.publish.results import Data, MachineResults
 

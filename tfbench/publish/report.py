@@ -19,8 +19,8 @@ from typing import Any
 from tfbench.figures import BY_NAME, SLOPE
 from tfbench.gate.rules import CONFIRM_READINGS, RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
-from tfbench.gate.verdict import time_line
 from tfbench.history.releases import label, newest_pair
+from tfbench.pairs.verdict import time_line
 from tfbench.publish import (
     changes,
     claims,

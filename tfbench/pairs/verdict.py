@@ -1,6 +1,6 @@
 """Whether two builds' times differ, from paired readings: a verdict of three answers.
 
-A pair is one reading of each side (tfbench.gate.timing), its log ratio: new over old.
+A pair is one reading of each side (tfbench.pairs.timing), its log ratio: new over old.
 Read at the same time (a duet), the pair is scored by the calls each side made over the
 same moments, so a slow spell of the machine falls on both; read one after the other,
 each reading is scored alone (the fast end of its blocks: slow spells set aside). Over the
@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 DIFFERENT, SAME, UNKNOWN = "different", "same", "unknown"
+ANSWERS = (DIFFERENT, SAME, UNKNOWN)
 QUANTILE = 0.1  # of a reading's blocks: tests/validation/time_designs.py chose it
 # 99%: the verdict is looked at after every pair from the first on, and stops at the first
 # answer; at 95% the replay of whole-suite A/A readings found one false row a gate or more
@@ -128,9 +130,23 @@ def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
     return Verdict(answer, math.exp(estimate), math.exp(low), math.exp(high), len(logs))
 
 
+def replayed(
+    logs: list[float], margin: float, first: int, most: int, level: float = LEVEL
+) -> Verdict:
+    """The verdict the reader stops at on these pairs, taken in order: after `first`, then one
+    more at a time while unknown, `most` at most (tfbench.pairs.timing.measure's rule): a
+    recorded gate's readings replayed under another margin or level."""
+    last = min(most, len(logs))
+    for n in range(min(first, last), last + 1):
+        found = decide(logs[:n], margin, level)
+        if found.answer != UNKNOWN:
+            return found
+    return decide(logs[:last], margin, level)
+
+
 @dataclass
 class Timed:
-    """A point's pairs of readings (tfbench.gate.timing) and what they say."""
+    """A point's pairs of readings (tfbench.pairs.timing) and what they say."""
 
     point: tuple[str, tuple[str, ...]]  # (benchmark, asv's param values)
     margin: float
@@ -156,4 +172,18 @@ def time_line(time: dict[str, Any] | None) -> str:
         f"{time['different']} different and {time['same']} the same within "
         f"{time['margin']:.0%}; {unknown} unknown after {time['pairs'][1]} pairs"
         + (f"; {time['skipped']} skipped" if time["skipped"] else "")
+    )
+
+
+def compared_line(c: Mapping[str, Any]) -> str:
+    """Two builds' times compared (tfbench.sweep.compared), in a line: the ratio, its
+    interval, the pairs, the answer against the margin."""
+    head = f"{c['old']} -> {c['new']}: "
+    if c["answer"] == "skipped":
+        return head + f"not read: {c['skipped']}"
+    if c["ratio"] is None:
+        return head + f"{c['answer']} after {c['pairs']} pairs"
+    return head + (
+        f"x{c['ratio']:.3f} ({LEVEL:.0%} interval x{c['low']:.3f}-{c['high']:.3f}, "
+        f"{c['pairs']} pairs): {c['answer']} (margin {c['margin']:.0%})"
     )

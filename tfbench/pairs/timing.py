@@ -1,7 +1,7 @@
 """The time reader: two builds' times of each `time_` grid point, read in pairs until the
-verdict is known (tfbench.gate.verdict), by one of two designs.
+verdict is known (tfbench.pairs.verdict), by one of two designs.
 
-Each side has a time server (tfbench.gate.timeserver) in its own environment; a reading is
+Each side has a time server (tfbench.pairs.server) in its own environment; a reading is
 a child it forks, so every reading is a process of its own. Each pass over the points
 starts new servers: a process's layout (which a forked child shares with its server) is a
 source of difference between processes, and it must vary from pair to pair on both sides.
@@ -15,6 +15,7 @@ source of difference between processes, and it must vary from pair to pair on bo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -27,13 +28,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tfbench.gate import verdict
+from tfbench import targets
 from tfbench.measure.spawn import Spawned
-from tfbench.targets import isolated_env
+from tfbench.pairs import verdict
+from tfbench.paths import ROOT
 
 DUET, DUET_FREE, INTERLEAVED = "duet", "duet-unpinned", "interleaved"
 READY_S = 120.0  # a server's first answer: TensorFlow imported in its environment
 Point = tuple[str, tuple[str, ...]]  # (benchmark: module.Class.time_step, asv's values)
+TARGET = "target"  # a Point naming a target, not a benchmark: (TARGET, (its JSON,))
+
+
+def target_point(target: targets.Step) -> Point:
+    """The point a target is read as (bisect's: a scenario or a user's step)."""
+    return (TARGET, (json.dumps(targets.to_json(target), sort_keys=True),))
+
+
+def subject(point: Point) -> dict[str, Any]:
+    """What a request to the server names: a target, or a benchmark's grid point (the
+    server asks the benchmark's class for the step)."""
+    name, values = point
+    if name == TARGET:
+        return {"target": json.loads(values[0])}
+    return {"benchmark": name.rpartition(".")[0], "combo": list(values)}
 
 
 class ServerError(RuntimeError):
@@ -46,10 +63,10 @@ class Server:
     def __init__(self, python: str, suite: Path, log: Path, env: dict[str, str]) -> None:
         self.log = log
         self._tmp = tempfile.TemporaryDirectory(prefix="tfbench-time-")
-        env = {**isolated_env(Path(self._tmp.name), [str(suite.parent)]), **env}
+        env = {**targets.isolated_env(Path(self._tmp.name), [str(suite.parent)]), **env}
         self._logged = log.open("a")
         self.process = Spawned(
-            [python, "-m", "tfbench.gate.timeserver", str(suite)],
+            [python, "-m", "tfbench.pairs.server", str(suite)],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -123,8 +140,7 @@ def read_pair(
 ) -> None:
     """One more pair of readings of the point (the k-th: its order or its cores); `plant`:
     each side's share of calls made again (a planted slowdown: calibration)."""
-    benchmark = found.point[0].rpartition(".")[0]  # the server asks the class for the step
-    request: dict[str, Any] = {"benchmark": benchmark, "combo": list(found.point[1])}
+    request = subject(found.point)
     request |= {"plan": found.plan, "seconds": seconds, "cpu": None, "canary": canary}
     if found.plan is None:  # the first reading of the old side makes the plan
         first = old.ready()
@@ -205,6 +221,42 @@ def measure(
             read_pair(found[p], old, new, reader.design, reader.seconds, k, plant)
         say(f"time: pair {k + 1} read at {len(unknown)} point(s)")
     return found
+
+
+def compare(
+    target: targets.Step,
+    pythons: tuple[str, str],
+    reader: Reader = Reader(),
+    say: Callable[[str], None] = print,
+    plant: tuple[float, float] = (0.0, 0.0),
+) -> verdict.Timed:
+    """A step's time in two environments (old, new), read in pairs as the gate reads a
+    point: bisect's comparison of two builds (the servers' logs in the temporary folder).
+    `plant`: each side's share of more work (calibration)."""
+    point = target_point(target)
+    logs = Path(tempfile.gettempdir()) / "tfbench-time"
+    logs.mkdir(exist_ok=True)
+    old, new = (
+        Side(python, ROOT / "benchmarks", logs / f"time-{name}.log")
+        for python, name in zip(pythons, ("old", "new"))
+    )
+    try:
+        return measure([point], old, new, reader, plant, say)[point]
+    finally:
+        old.close()
+        new.close()
+
+
+def record(timed: dict[Point, verdict.Timed], reader: Reader, plant: float, path: Path) -> None:
+    """Every pair's readings as read (blocks included), for replaying the verdict offline:
+    written beside the gate's asv runs, never kept in results/."""
+    points = [
+        {"benchmark": b, "params": list(c), "skipped": t.skipped, "logs": t.logs,
+         "readings": [list(r) for r in t.readings]}
+        for (b, c), t in timed.items()
+    ]  # fmt: skip
+    body = {"reader": dataclasses.asdict(reader), "plant": plant, "points": points}
+    path.write_text(json.dumps(body, default=str))
 
 
 def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """The time reader's measuring process, one a side, in the release's environment:
-    python -m tfbench.gate.timeserver SUITE
+    python -m tfbench.pairs.server SUITE
 TensorFlow and the suite imported once (not started), then one request a line on stdin,
 each answered by a line on stdout. A request names a grid point of a `time_` benchmark
 (its class, asv's param values) and how to read it; each reading is a child forked for it
@@ -8,6 +8,7 @@ setup prepares it (benchmarks/common.warm_step), then timed in blocks
 (tfbench.measure.timing). A request without a plan makes one and answers with it.
 
 Request: {"benchmark": "loops.MatrixPower", "combo": [asv's param values],
+          or "target": a target's JSON (tfbench.targets: a scenario or a user's step),
           "plan": {warmup, calls, block} | null, "seconds": float, "cpu": int | null,
           "barrier": a folder both sides' readings meet in | null, "side": name,
           "plant": a share of more work in each call (calibration) | null}
@@ -21,6 +22,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +35,10 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
     from tfbench.measure import timing
     from tfbench.measure.devices import Unsupported
 
-    module, _, name = request["benchmark"].rpartition(".")
-    cls = getattr(importlib.import_module(f"{suite}.{module}"), name)  # the server's import
-    step_class = next(c for c in cls.__mro__ if c.__name__ == "StepBenchmark")
-    common = sys.modules[step_class.__module__]  # the suite's glue (benchmarks/common.py)
     if request.get("cpu") is not None:
         os.sched_setaffinity(0, {request["cpu"]})
-    values = [ast.literal_eval(v) for v in request["combo"]]
     try:
-        step = common.warm_step(cls.family, cls.param_names, *values)
+        step = warm(suite, request)
     except Unsupported as e:
         return {"status": "skipped", "error": str(e)}
     given = request.get("plan")
@@ -54,6 +51,29 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
     return {"status": "ok", "plan": plan.as_json(), "blocks": found}
 
 
+def warm(suite: str, request: dict[str, Any]) -> Callable[[], Any]:
+    """The step a request names, called once: a benchmark's as asv's setup prepares it, a
+    target's as tfbench measures it (a step that fails here is a skip, as in the suite)."""
+    from tfbench import targets
+    from tfbench.measure.devices import Unsupported
+
+    if "target" in request:
+        try:
+            step = targets.prepare(targets.step_from_json(request["target"])).step
+            step()
+        except Unsupported:
+            raise
+        except Exception as e:
+            raise Unsupported(f"fails here: {targets.failure(e)['error']}") from e
+        return step
+    module, _, name = request["benchmark"].rpartition(".")
+    cls = getattr(importlib.import_module(f"{suite}.{module}"), name)  # the server's import
+    step_class = next(c for c in cls.__mro__ if c.__name__ == "StepBenchmark")
+    common = sys.modules[step_class.__module__]  # the suite's glue (benchmarks/common.py)
+    values = [ast.literal_eval(v) for v in request["combo"]]
+    return common.warm_step(cls.family, cls.param_names, *values)
+
+
 def serve(suite_dir: str) -> None:
     from tfbench.measure import supervisor
 
@@ -64,12 +84,13 @@ def serve(suite_dir: str) -> None:
     budget = supervisor.default_budget_bytes()
     for line in sys.stdin:
         request = json.loads(line)
-        module = request["benchmark"].rpartition(".")[0]
-        importlib.import_module(f"{suite.name}.{module}")  # once, not in every reading
+        if "benchmark" in request:
+            module = request["benchmark"].rpartition(".")[0]
+            importlib.import_module(f"{suite.name}.{module}")  # once, not in every reading
         (found,) = supervisor.fork_each(
             [request],
             lambda r, primed: read(suite.name, r, primed),
-            lambda r: {"benchmark": r["benchmark"], "combo": r["combo"]},
+            lambda r: {k: r[k] for k in ("benchmark", "combo", "target") if k in r},
             budget,
             TIMEOUT_S,
             prime=False,  # a user's process: no steady malloc, no pages mapped ahead
