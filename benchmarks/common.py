@@ -23,7 +23,6 @@ import tensorflow  # noqa: F401
 
 from tfbench import figures, probes, scenarios, targets, versions
 from tfbench.measure import child
-from tfbench.measure.devices import Unsupported
 
 
 def _end_with_asv() -> None:
@@ -57,16 +56,8 @@ def warm_step(family: str, names: list[str], *values: Any) -> Callable[[], Any]:
     key = (family, *values)
     if key not in _WARM:
         point = probes.target(family, names, values)
-        try:
-            step = scenarios.get(point.scenario).benchmark_step(**point.params)
-            step()
-        except Unsupported:
-            raise
-        except Exception as e:  # the pattern fails on this release: record why, as a skip
-            reason = f"{point.scenario} fails here: {targets.failure(e)['error']}"
-            print(reason, file=sys.stderr)
-            raise Unsupported(reason) from e
-        _WARM[key] = step
+        make = scenarios.get(point.scenario).benchmark_step
+        _WARM[key] = targets.warmed(point.scenario, lambda: make(**point.params))
     return _WARM[key]
 
 

@@ -116,7 +116,7 @@ def test_a_leak_verdict_bisects_on_unanimous_readings():
 
 
 def pairs(new_slower, ratio=1.08, unknown=()):
-    """A fake pair reader: two builds' times compared as sweep.compared keeps them, new
+    """A fake pair reader: two builds' times compared as verdict.compared keeps them, new
     slower by `ratio` where new_slower(old index, new index), the same otherwise; UNKNOWN
     where a build of `unknown` is one of the two."""
 

@@ -111,7 +111,7 @@ class PairedRun:
         logs = [log + d for d in (-0.01, 0.01) * 4]  # 8 pairs, 1% apart
         if new in self.unknown:
             logs = [0.05, -0.05] * 4
-        return sweep.compared(verdict.Timed(("target", ("x",)), 0.02, logs=logs), old, new)
+        return verdict.compared(verdict.Timed(("target", ("x",)), 0.02, logs=logs), old, new)
 
 
 def test_time_is_bisected_by_the_pair_reader_not_by_single_readings():

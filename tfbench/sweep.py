@@ -92,29 +92,10 @@ class Runner:
     def times(self, old: str, new: str) -> dict[str, Any]:
         """The step's time on two releases (both installed), read in pairs as the gate
         reads a point: the verdict, as a bisection keeps it."""
-        if not isinstance(self.target, (targets.ScenarioTarget, targets.FunctionTarget)):
-            raise ValueError(f"{self.target.name} is not a step: it has no time a call")
         pythons = tuple(str(self.environment(v, f"{v}:")) for v in (old, new))
         self.say(f"time: {old} against {new}, read in pairs ...")
         found = timing.compare(self.target, (pythons[0], pythons[1]), self.reader, self.say)
-        return compared(found, old, new)
-
-
-def compared(found: verdict.Timed, old: str, new: str) -> dict[str, Any]:
-    """A comparison of two builds' times as kept: the verdict, its ratio (new over old) and
-    interval, the pairs it took; why it was not read, where a build skipped the step."""
-    told = found.verdict
-    return {
-        "old": old,
-        "new": new,
-        "answer": told.answer if found.skipped is None else "skipped",
-        "ratio": told.ratio,
-        "low": told.low,
-        "high": told.high,
-        "pairs": told.pairs,
-        "margin": found.margin,
-        "skipped": found.skipped,
-    }
+        return verdict.compared(found, old, new)
 
 
 def measure_releases(run: Runner, versions: list[str]) -> list[Record]:

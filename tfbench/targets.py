@@ -182,6 +182,22 @@ def portable(text: str) -> str:
     return text
 
 
+def warmed(name: str, make: Callable[[], Callable[[], Any]]) -> Callable[[], Any]:
+    """A step made and called once (traces, caches, first allocations), as a time_ benchmark
+    and the time reader take it; a pattern that fails on this release is a skip
+    (Unsupported, its reason printed to stderr too), not an error."""
+    try:
+        step = make()
+        step()
+    except devices.Unsupported:
+        raise
+    except Exception as e:
+        reason = f"{name} fails here: {failure(e)['error']}"
+        print(reason, file=sys.stderr)
+        raise devices.Unsupported(reason) from e
+    return step
+
+
 def failure(e: BaseException) -> dict[str, str]:
     """What a record says of a failure: bad input, a skip, or the pattern's own error (its
     message and traceback kept, with portable paths: records are committed)."""

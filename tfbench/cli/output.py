@@ -155,9 +155,13 @@ def bisection(found: Bisection) -> str:
         head = f"{found.metric}: no change between the ends of the range"
     order = {r["release"]: r for r in found.readings}
     rows = [_row(order[v]) for v in sorted(order, key=Version)]
-    paired = [f"  {compared_line(c)}" for c in found.times]
-    paired = ["time, read in pairs of processes:", *paired] if paired else []
-    return "\n".join([head, *paired, "readings (release order):", HEADER, *rows])
+    return "\n".join([head, *_times(found.times), "readings (release order):", HEADER, *rows])
+
+
+def _times(times: list[Any]) -> list[str]:
+    """Each two builds' times compared in pairs, a line each (kept text made plain)."""
+    lines = [f"  {escape.plain(compared_line(c))}" for c in times]
+    return ["time, read in pairs of processes:", *lines] if lines else []
 
 
 def gate_markdown(rows: list, old: str, new: str, time: dict[str, Any] | None = None) -> str:
@@ -318,9 +322,7 @@ def nightly(data: Mapping[str, Any]) -> str:
                 f"readings)  {commits.get(b['version']) or ''}{mark}"
             )
     skipped = [f"  {v}: skipped, {escape.plain(why)}" for v, why in data["broken"].items()]
-    paired = [f"  {escape.plain(compared_line(c))}" for c in data.get("times", [])]
-    paired = ["time, read in pairs of processes:", *paired] if paired else []
     return "\n".join(
-        [*head, *paired, "builds read (oldest first):", *rows, *skipped]
+        [*head, *_times(data.get("times", [])), "builds read (oldest first):", *rows, *skipped]
         + [f"({data['seconds']:.0f} s)"]
     )

@@ -48,7 +48,7 @@ class Build:
 
 Reading = dict[str, Any]  # a measured record
 Measure = Callable[[Build], Reading]  # one reading of a build in a fresh process; Broken
-# two builds' times compared in pairs (tfbench.sweep.compared's form), old then new
+# two builds' times compared in pairs (tfbench.pairs.verdict.compared's form), old then new
 Pair = Callable[[Build, Build], dict[str, Any]]
 SEPARATED = {"different": "apart", "same": "alike"}  # a time verdict as a separation
 

@@ -16,7 +16,7 @@ from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
 from tfbench.nightly import builds, policy, repro, upstream
 from tfbench.nightly.policy import Broken, Build, Found
-from tfbench.pairs import timing
+from tfbench.pairs import timing, verdict
 
 
 def reader(
@@ -48,15 +48,13 @@ def paired(
 ) -> policy.Pair:
     """Two builds' times compared as the gate compares a point's (their environments made
     first): the bisection's test of time."""
-    if not isinstance(target, (targets.ScenarioTarget, targets.FunctionTarget)):
-        raise ValueError(f"{target.name} is not a step: it has no time a call")
     root = root or envs.default_root()
 
     def compare(old: Build, new: Build) -> dict[str, Any]:
         made = [str(builds.ensure(b, root, say)[0]) for b in (old, new)]
         say(f"time: {old.version} against {new.version}, read in pairs ...")
         found = timing.compare(target, (made[0], made[1]), say=say)
-        return sweep.compared(found, old.version, new.version)
+        return verdict.compared(found, old.version, new.version)
 
     return compare
 

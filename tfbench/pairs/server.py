@@ -55,17 +55,10 @@ def warm(suite: str, request: dict[str, Any]) -> Callable[[], Any]:
     """The step a request names, called once: a benchmark's as asv's setup prepares it, a
     target's as tfbench measures it (a step that fails here is a skip, as in the suite)."""
     from tfbench import targets
-    from tfbench.measure.devices import Unsupported
 
     if "target" in request:
-        try:
-            step = targets.prepare(targets.step_from_json(request["target"])).step
-            step()
-        except Unsupported:
-            raise
-        except Exception as e:
-            raise Unsupported(f"fails here: {targets.failure(e)['error']}") from e
-        return step
+        target = targets.step_from_json(request["target"])
+        return targets.warmed(target.name, lambda: targets.prepare(target).step)
     module, _, name = request["benchmark"].rpartition(".")
     cls = getattr(importlib.import_module(f"{suite}.{module}"), name)  # the server's import
     step_class = next(c for c in cls.__mro__ if c.__name__ == "StepBenchmark")

@@ -224,7 +224,7 @@ def measure(
 
 
 def compare(
-    target: targets.Step,
+    target: targets.Target,
     pythons: tuple[str, str],
     reader: Reader = Reader(),
     say: Callable[[str], None] = print,
@@ -232,7 +232,10 @@ def compare(
 ) -> verdict.Timed:
     """A step's time in two environments (old, new), read in pairs as the gate reads a
     point: bisect's comparison of two builds (the servers' logs in the temporary folder).
-    `plant`: each side's share of more work (calibration)."""
+    `plant`: each side's share of more work (calibration). ValueError for a target that is
+    no step (TensorFlow's footprint has no time a call)."""
+    if isinstance(target, targets.FootprintTarget):
+        raise ValueError(f"{target.name} is not a step: it has no time a call")
     point = target_point(target)
     logs = Path(tempfile.gettempdir()) / "tfbench-time"
     logs.mkdir(exist_ok=True)

@@ -175,8 +175,26 @@ def time_line(time: dict[str, Any] | None) -> str:
     )
 
 
+def compared(found: Timed, old: str, new: str) -> dict[str, Any]:
+    """A comparison of two builds' times as kept (bisect's `times`): the verdict, its ratio
+    (new over old) and interval, the pairs it took; why it was not read, where a build
+    skipped the step."""
+    told = found.verdict
+    return {
+        "old": old,
+        "new": new,
+        "answer": told.answer if found.skipped is None else "skipped",
+        "ratio": told.ratio,
+        "low": told.low,
+        "high": told.high,
+        "pairs": told.pairs,
+        "margin": found.margin,
+        "skipped": found.skipped,
+    }
+
+
 def compared_line(c: Mapping[str, Any]) -> str:
-    """Two builds' times compared (tfbench.sweep.compared), in a line: the ratio, its
+    """Two builds' times compared (`compared`), in a line: the ratio, its
     interval, the pairs, the answer against the margin."""
     head = f"{c['old']} -> {c['new']}: "
     if c["answer"] == "skipped":
