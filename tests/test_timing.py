@@ -199,16 +199,18 @@ def test_a_target_is_read_as_a_point_of_its_own():
 
 @pytest.mark.slow
 def test_a_targets_time_in_two_environments_finds_a_planted_slowdown_and_not_itself():
-    """bisect's comparison for real: one environment on both sides (A/A), then 20% more
-    TensorFlow work planted in the new side's step."""
+    """bisect's comparison for real: one environment on both sides (A/A), then the new
+    side's TensorFlow work doubled. The plant is large because a CI runner's pairs spread
+    by 30% (a +20% plant read x0.97-1.82 there); sensitivity to 5% is the whole-suite
+    calibration's job (docs/validation/gate.md#time)."""
     target = ScenarioTarget("loop.python_matmul", {"size": 64})
     pythons = (sys.executable, sys.executable)
     reader = timing.Reader(first=8, most=10)
     same = timing.compare(target, pythons, reader, say=lambda s: None)
-    slower = timing.compare(target, pythons, reader, say=lambda s: None, plant=(0.0, 0.2))
+    slower = timing.compare(target, pythons, reader, say=lambda s: None, plant=(0.0, 1.0))
     assert same.skipped is None and same.verdict.answer != verdict.DIFFERENT
     assert slower.verdict.answer == verdict.DIFFERENT, slower.verdict
-    assert 1.1 < slower.verdict.ratio < 1.35
+    assert 1.4 < slower.verdict.ratio < 3.0
 
 
 RECORDED = sorted((Path(__file__).parent / "data" / "time").glob("*.json"))
