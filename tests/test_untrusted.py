@@ -135,7 +135,7 @@ def _builds(**git: str) -> list[dict]:
 
 
 def _compared(**changes: object) -> dict:
-    """Two builds' times compared, as a time bisection keeps them (tfbench.pairs.verdict.compared)."""
+    """Two builds' times compared, as a time bisection keeps them (verdict.compared)."""
     old, new = (b["version"] for b in kept_bisection()["builds"][:2])
     found = {"old": old, "new": new, "answer": "different", "ratio": 1.07, "low": 1.05,
              "high": 1.09, "pairs": 8, "margin": 0.02, "skipped": None}  # fmt: skip
