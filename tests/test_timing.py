@@ -110,6 +110,9 @@ class FakeServer:
         plan = self.last["plan"] or {"warmup": 1, "calls": 100, "block": 10}
         return {"status": "ok", "plan": plan, "blocks": blocks([each] * 10)}
 
+    def wait(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
@@ -119,10 +122,9 @@ class FakeSide(timing.Side):
         super().__init__("python", None, None)  # type: ignore[arg-type]
         self.name, self.seconds_of, self.asked, self.renewed = name, seconds, asked, 0
 
-    def ready(self):
+    def start(self) -> None:
         if self.server is None:
             self.server = FakeServer(self.name, self.seconds_of, self.asked)
-        return self.server
 
     def renew(self) -> None:
         self.renewed += 1

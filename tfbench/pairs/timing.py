@@ -73,6 +73,15 @@ class Server:
             stderr=self._logged,
         )
         self.readings = 0
+        self._waiting = True
+
+    def wait(self) -> None:
+        """Until the server says it is ready (TensorFlow imported), once."""
+        if self._waiting:
+            said = self.answer(READY_S)
+            if said != {"ready": True}:
+                raise ServerError(f"the time server said {said!r} before it was ready: {self.log}")
+            self._waiting = False
 
     def ask(self, request: dict[str, Any]) -> None:
         stdin = self._pipe(self.process.process.stdin)
@@ -113,9 +122,16 @@ class Side:
     env: dict[str, str] = field(default_factory=dict)  # the side's own (asv's ASV_COMMIT)
     server: Server | None = None
 
-    def ready(self) -> Server:
+    def start(self) -> None:
+        """The side's server started, if none: it imports while the other side's does."""
         if self.server is None:
             self.server = Server(self.python, self.suite, self.log, self.env)
+
+    def ready(self) -> Server:
+        """The side's server, ready for a request."""
+        self.start()
+        assert self.server is not None
+        self.server.wait()
         return self.server
 
     def renew(self) -> None:
@@ -215,8 +231,10 @@ def measure(
         ]
         if not unknown or (k >= reader.first and time.monotonic() - began > reader.budget_s):
             break
-        old.renew()
-        new.renew()
+        for side in (old, new):  # both start at once; no reading while either imports
+            side.renew()
+            side.start()
+        old.ready(), new.ready()
         for p in unknown:
             read_pair(found[p], old, new, reader.design, reader.seconds, k, plant)
         say(f"time: pair {k + 1} read at {len(unknown)} point(s)")
