@@ -86,7 +86,15 @@ def test_the_verdict_against_the_margin(change, answer):
     found = verdict.decide(logs, margin=0.02)
     assert found.answer == answer
     assert found.ratio == pytest.approx(change, rel=0.01)
-    assert found.resolves is not None and found.resolves < 0.01
+    assert found.unseen is not None
+    assert abs(change - 1) - 0.02 < found.unseen < abs(change - 1) + 0.02
+
+
+def test_what_an_unknown_point_may_hide_is_its_intervals_farther_bound():
+    found = verdict.Verdict(verdict.UNKNOWN, 1.01, 0.95, 1.10, 8)
+    assert found.unseen == pytest.approx(0.10)
+    assert verdict.Verdict(verdict.UNKNOWN, 1.0, 1 / 1.2, 1.1, 8).unseen == pytest.approx(0.2)
+    assert verdict.Verdict(verdict.UNKNOWN, None, None, None, 7).unseen is None
 
 
 def test_a_wide_interval_is_unknown():
@@ -160,7 +168,11 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
     summary = timing.summary(found, reader)
     assert (summary["different"], summary["same"]) == (1, 1)
     assert summary["unknown"] == ["m.Noisy.time_step('x')"]
-    assert "1 unknown after 12 pairs" in verdict.time_line(summary)
+    (noisy,) = [t.verdict for p, t in found.items() if p[0] == "m.Noisy.time_step"]
+    assert summary["unseen"] == [noisy.unseen, noisy.unseen]
+    said = verdict.time_line(summary)
+    assert "1 unknown after 12 pairs (their intervals leave open a change of" in said
+    assert f"{noisy.unseen:.0%} at the widest" in said
 
 
 def test_the_old_and_new_readings_alternate_in_order_pair_by_pair():

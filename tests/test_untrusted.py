@@ -20,6 +20,7 @@ from conftest import scratch_asv_conf
 from markdown_it import MarkdownIt
 from test_nightly import BUILDS, kept_bisection
 
+from tfbench import formats, grammar, keptfiles
 from tfbench.cli import main
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
@@ -283,6 +284,23 @@ def test_upstream_gate_names_a_truncated_gate_run(tmp_path, capsys):
     gate.write_text('{"format": 1, "rounds": 2, "rows": [{"bench')
     code = run("upstream", "gate", *RANGE, "--machine", MACHINE, "--config", conf)
     refused(capsys, code, gate, "not JSON")
+
+
+@pytest.mark.parametrize(
+    "unseen, field",
+    [("0.1 <b>", "time.unseen"), ([0.1], "time.unseen"), ([0.1, "x"], "time.unseen[1]")],
+)
+def test_a_gate_runs_unseen_change_is_a_pair_of_numbers(unseen, field):
+    time = {"design": "interleaved", "margin": 0.02, "pairs": [8, 14], "seconds": 0.2}
+    time |= {"skipped": 0, "different": 0, "same": 1, "unknown": ["m.C.time_step('x')"]}
+    run = {"format": formats.GATE_RUN, "time": time, "rows": []}
+    assert keptfiles.check_gate_run(run)["time"]["unseen"] is None  # kept before it: absent
+    run["time"] = dict(time, unseen=[0.12, 0.5])
+    assert keptfiles.check_gate_run(run)["time"]["unseen"] == [0.12, 0.5]
+    run["time"] = dict(time, unseen=unseen)
+    with pytest.raises(grammar.Invalid) as refused:
+        keptfiles.check_gate_run(run)
+    assert refused.value.field == field
 
 
 # ---- repro.py: the template's statements, whatever the values ------------------------------

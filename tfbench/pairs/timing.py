@@ -20,6 +20,7 @@ import json
 import math
 import os
 import selectors
+import statistics
 import subprocess
 import tempfile
 import time
@@ -281,9 +282,12 @@ def record(timed: dict[Point, verdict.Timed], reader: Reader, plant: float, path
 
 
 def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]:
-    """What the time reader did, as a kept gate run keeps it: how it read, and how many
-    points each answer holds (the unknown ones named: no row is no proof of no change)."""
+    """What the time reader did, as a kept gate run keeps it: how it read, how many points
+    each answer holds, the unknown ones named and the change they may hide (no row is no
+    proof of no change)."""
     answers = {p: t.verdict.answer for p, t in timed.items() if t.skipped is None}
+    unknown = [t.verdict for p, t in timed.items() if answers.get(p) == verdict.UNKNOWN]
+    unseen = sorted(v.unseen for v in unknown if v.unseen is not None)  # under 8 pairs: none
     return {
         "design": reader.design,
         "margin": reader.margin,
@@ -294,4 +298,7 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
         "unknown": sorted(
             f"{b}({', '.join(c)})" for (b, c), a in answers.items() if a == verdict.UNKNOWN
         ),
+        # the change an unknown point may hide (its interval's farther bound), at the median
+        # point and the widest: what "no row" leaves open
+        "unseen": [statistics.median(unseen), unseen[-1]] if unseen else None,
     }

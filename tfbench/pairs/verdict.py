@@ -107,11 +107,12 @@ class Verdict:
     pairs: int
 
     @property
-    def resolves(self) -> float | None:
-        """The smallest change the interval resolves: its half-width, as a ratio."""
+    def unseen(self) -> float | None:
+        """The largest change the interval leaves open, either way (a share: 0.15 is x1.15
+        or x1/1.15): what an UNKNOWN point may hide."""
         if self.low is None or self.high is None:
             return None
-        return math.exp((math.log(self.high) - math.log(self.low)) / 2) - 1
+        return math.exp(max(abs(math.log(self.low)), abs(math.log(self.high)))) - 1
 
 
 def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
@@ -167,10 +168,17 @@ def time_line(time: dict[str, Any] | None) -> str:
         return ""
     decided = time["different"] + time["same"]
     unknown = len(time["unknown"])
+    unseen = time.get("unseen")  # absent in runs kept before it
     return (
         f"time: {decided + unknown} point(s) read in pairs ({time['design']}), "
         f"{time['different']} different and {time['same']} the same within "
         f"{time['margin']:.0%}; {unknown} unknown after {time['pairs'][1]} pairs"
+        + (
+            f" (their intervals leave open a change of {unseen[0]:.0%} at the median "
+            f"point, {unseen[1]:.0%} at the widest)"
+            if unseen
+            else ""
+        )
         + (f"; {time['skipped']} skipped" if time["skipped"] else "")
     )
 
