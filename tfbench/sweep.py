@@ -92,10 +92,8 @@ class Runner:
     def times(self, old: str, new: str) -> dict[str, Any]:
         """The step's time on two releases (both installed), read in pairs as the gate
         reads a point: the verdict, as a bisection keeps it."""
-        pythons = tuple(str(self.environment(v, f"{v}:")) for v in (old, new))
-        self.say(f"time: {old} against {new}, read in pairs ...")
-        found = timing.compare(self.target, (pythons[0], pythons[1]), self.reader, self.say)
-        return verdict.compared(found, old, new)
+        made = [str(self.environment(v, f"{v}:")) for v in (old, new)]
+        return timing.compared(self.target, (made[0], made[1]), (old, new), self.reader, self.say)
 
 
 def measure_releases(run: Runner, versions: list[str]) -> list[Record]:

@@ -16,7 +16,7 @@ from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
 from tfbench.nightly import builds, policy, repro, upstream
 from tfbench.nightly.policy import Broken, Build, Found
-from tfbench.pairs import timing, verdict
+from tfbench.pairs import timing
 
 
 def reader(
@@ -52,9 +52,7 @@ def paired(
 
     def compare(old: Build, new: Build) -> dict[str, Any]:
         made = [str(builds.ensure(b, root, say)[0]) for b in (old, new)]
-        say(f"time: {old.version} against {new.version}, read in pairs ...")
-        found = timing.compare(target, (made[0], made[1]), say=say)
-        return verdict.compared(found, old.version, new.version)
+        return timing.compared(target, (made[0], made[1]), (old.version, new.version), say=say)
 
     return compare
 

@@ -269,6 +269,19 @@ def compare(
         new.close()
 
 
+def compared(
+    target: targets.Target,
+    pythons: tuple[str, str],
+    names: tuple[str, str],
+    reader: Reader = Reader(),
+    say: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Two builds' times (`compare`, their environments' Pythons), as a bisection keeps
+    them (verdict.compared): the test of time of a bisection over releases or nightlies."""
+    say(f"time: {names[0]} against {names[1]}, read in pairs ...")
+    return verdict.compared(compare(target, pythons, reader, say), *names)
+
+
 def record(timed: dict[Point, verdict.Timed], reader: Reader, plant: float, path: Path) -> None:
     """Every pair's readings as read (blocks included), for replaying the verdict offline:
     written beside the gate's asv runs, never kept in results/."""
@@ -285,9 +298,11 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
     """What the time reader did, as a kept gate run keeps it: how it read, how many points
     each answer holds, the unknown ones named and the change they may hide (no row is no
     proof of no change)."""
-    answers = {p: t.verdict.answer for p, t in timed.items() if t.skipped is None}
-    unknown = [t.verdict for p, t in timed.items() if answers.get(p) == verdict.UNKNOWN]
-    unseen = sorted(v.unseen for v in unknown if v.unseen is not None)  # under 8 pairs: none
+    told = {p: t.verdict for p, t in timed.items() if t.skipped is None}
+    answers = {p: v.answer for p, v in told.items()}
+    unseen = sorted(  # under 8 pairs: none
+        v.unseen for v in told.values() if v.answer == verdict.UNKNOWN and v.unseen is not None
+    )
     return {
         "design": reader.design,
         "margin": reader.margin,
