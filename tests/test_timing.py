@@ -198,6 +198,43 @@ def test_a_plan_sizes_blocks_to_a_hundredth_of_a_second_and_a_reading_to_its_sec
     assert all(end - start >= 4e6 for start, end, _ in found)  # 4 calls of 1 ms at least
 
 
+def test_a_planted_slowdown_is_one_run_a_block_sized_to_its_share(monkeypatch):
+    """The plant's arithmetic on a fake clock: a unit of 10 us, a step of 1 ms a call in
+    blocks of 10 calls: 5% is 50 units a block, every block alike."""
+    clock = [0.0]
+    monkeypatch.setattr(measuring.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(measuring, "work", lambda: clock.__setitem__(0, clock[0] + 1e-5))
+    plan = measuring.Plan(warmup=3, calls=100, block=10, each=1e-3)
+    step = measuring.planted(lambda: None, 0.05, plan)
+    seen = []
+    for _ in range(103):
+        before = clock[0]
+        step()
+        seen.append(round((clock[0] - before) / 1e-5))
+    assert sum(seen) == 500 and sorted(set(seen)) == [0, 50]
+    assert [i for i, n in enumerate(seen) if n] == list(range(9, 103, 10))
+
+
+@pytest.mark.parametrize("share", [0.05, 0.2])
+def test_a_planted_slowdown_reads_back_as_its_share(share):
+    """Calibration: a CPU-bound step planted with `share` reads x(1 + share) in the reader's
+    estimate (readings alternating in one process, old new new old)."""
+
+    def step():
+        measuring.work(1000)
+
+    plan = measuring.plan(step, 0.05)
+    plan = measuring.Plan(
+        plan.warmup, plan.calls, plan.block, verdict.reading(measuring.blocks(step, plan))
+    )
+    more = measuring.planted(step, share, plan)
+    ratios = []
+    for _ in range(5):
+        a, b, c, d = (verdict.reading(measuring.blocks(s, plan)) for s in (step, more, more, step))
+        ratios += [b / a, c / d]
+    assert sorted(ratios)[5] == pytest.approx(1 + share, abs=0.02)
+
+
 def test_a_target_is_read_as_a_point_of_its_own():
     """bisect reads a scenario or a user's step, not a benchmark: the request names it."""
     target = ScenarioTarget("loop.python_matmul", {"size": 64})

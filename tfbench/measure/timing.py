@@ -24,6 +24,7 @@ CANARY_LOOPS = 2000  # about 60 us here: a few percent of a block
 MIN_BLOCKS = 5  # a reading's fast end needs blocks to choose from (a slow step's are long)
 BARRIER_S = 120.0  # how long a reading waits for the other side's to be warm
 CALIBRATE_S, CALIBRATE_MAX = 0.05, 1000  # the calls timed one by one to size the blocks
+WORK_LOOPS = 200  # a planted slowdown's unit, about 8 us here: fine grained in a block
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,7 @@ def plan(step: Callable[[], Any], seconds: float) -> Plan:
 def canary() -> None:
     """A fixed piece of CPU work, timed beside each block: how fast the machine runs at
     that moment (a slow spell slows it as it slows the step)."""
-    total = 0
-    for k in range(CANARY_LOOPS):
-        total += k * k
+    work(CANARY_LOOPS)
 
 
 def blocks(
@@ -77,51 +76,69 @@ def blocks(
     done = 0
     while done < plan.calls:
         n = min(plan.block, plan.calls - done)
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            if beside:
-                began = time.perf_counter_ns()
-                canary()
-                sung = time.perf_counter_ns() - began
-            start = time.perf_counter_ns()
-            for _ in range(n):
-                step()
-            end = time.perf_counter_ns()
-        finally:
-            if collecting:
-                gc.enable()
-        found.append((start, end, n, sung) if beside else (start, end, n))
+        start, end, *sung = _timed(step, n, canary if beside else None)
+        found.append((start, end, n, *sung))
         done += n
     return found
 
 
-def planted(step: Callable[[], Any], share: float, each: float) -> Callable[[], Any]:
-    """The step with `share` more work in every call (a planted slowdown, to calibrate the
-    time reader): TensorFlow work, not a sleep, so a slow spell slows it as it slows the
-    step. The work is eager 64x64 matmuls, as many as take `share` of the step's `each`
-    seconds a call here, spread evenly over the calls (fractions carried to the next)."""
-    import tensorflow as tf
-
-    a = tf.ones((64, 64))
-    unit = lambda: tf.linalg.matmul(a, a)  # noqa: E731
-    for _ in range(50):
-        unit()
-    began, n = time.perf_counter(), 500
+def planted(step: Callable[[], Any], share: float, plan: Plan) -> Callable[[], Any]:
+    """The step with `share` more work (a planted slowdown, to calibrate the time reader):
+    CPU-bound work, not a sleep, so a slow spell slows it as it slows the step. The work
+    is a run of a pure-Python loop (`work`) after every plan.block calls, so in every block
+    of a reading alike, as long as takes `share` of a block (plan.each a call) timed
+    alone (fractions carried to the next run). Not TensorFlow's work: after the step's own
+    work an eager matmul costs more than it does alone, by an amount that varies with the
+    step (a 5% plant of them read 7-10%: docs/validation/gate.md); the loop costs what it
+    costs alone."""
+    for _ in range(100):
+        work()
+    began, n = time.perf_counter(), 1000
     for _ in range(n):
-        unit()
-    per_call = share * each / ((time.perf_counter() - began) / n)
-    owed = [0.5]
+        work()
+    per_run = share * plan.each * plan.block / ((time.perf_counter() - began) / n)
+    calls, owed = [0], [0.5]
 
     def more() -> Any:
         found = step()
-        owed[0] += per_call
-        while owed[0] >= 1:
-            unit()
-            owed[0] -= 1
+        calls[0] += 1
+        if calls[0] % plan.block == 0:
+            owed[0] += per_run
+            while owed[0] >= 1:
+                work()
+                owed[0] -= 1
         return found
 
     return more
+
+
+def work(loops: int = WORK_LOOPS) -> None:
+    """Pure CPU work of the interpreter (a planted slowdown's unit: a few microseconds)."""
+    total = 0
+    for k in range(loops):
+        total += k * k
+
+
+def _timed(
+    step: Callable[[], Any], n: int, before: Callable[[], Any] | None = None
+) -> tuple[int, ...]:
+    """n calls as a block: its start and end (ns), the garbage collector off as timeit has
+    it; `before`: work timed just before the block, its ns last."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if before is not None:
+            began = time.perf_counter_ns()
+            before()
+            sung = time.perf_counter_ns() - began
+        start = time.perf_counter_ns()
+        for _ in range(n):
+            step()
+        end = time.perf_counter_ns()
+    finally:
+        if collecting:
+            gc.enable()
+    return (start, end) if before is None else (start, end, sung)
 
 
 def meet(folder: Path, side: str, timeout: float) -> None:

@@ -11,7 +11,7 @@ Request: {"benchmark": "loops.MatrixPower", "combo": [asv's param values],
           or "target": a target's JSON (tfbench.targets: a scenario or a user's step),
           "plan": {warmup, calls, block} | null, "seconds": float, "cpu": int | null,
           "barrier": a folder both sides' readings meet in | null, "side": name,
-          "plant": a share of more work in each call (calibration) | null}
+          "plant": a share of more work in each block's calls (calibration) | null}
 Reply:   {"status", "error", "plan", "blocks": [[start_ns, end_ns, calls], ...]}
 """
 
@@ -44,7 +44,7 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
     given = request.get("plan")
     plan = timing.Plan(**given) if given else timing.plan(step, request["seconds"])
     if request.get("plant"):
-        step = timing.planted(step, request["plant"], plan.each)
+        step = timing.planted(step, request["plant"], plan)
     if request.get("barrier"):
         timing.meet(Path(request["barrier"]), request["side"], timing.BARRIER_S)
     found = timing.blocks(step, plan, warmed=not given, beside=bool(request.get("canary")))

@@ -166,7 +166,9 @@ def read_pair(
         if reply.get("status") != "ok":
             found.skipped = f"{reply.get('status')}: {reply.get('error')}"
             return
-        found.plan = request["plan"] = reply["plan"]
+        # a planted slowdown is a share of what a reading reads: the fast end of its blocks
+        plan = {**reply["plan"], "each": verdict.reading(reply["blocks"])}
+        found.plan = request["plan"] = plan
     sides = (old, new)
     if design in (DUET, DUET_FREE):
         cores = sorted(os.sched_getaffinity(0))[:2]
