@@ -230,3 +230,27 @@ def test_env_dir_moves_with_the_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("TFBENCH_ENV_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert envs.default_root() == tmp_path / "tfbench" / "envs"
+
+
+def test_one_process_at_a_time_makes_an_environment(tmp_path):
+    """A second process wanting the environment being made waits for the first."""
+    import subprocess
+    import sys
+    import time
+
+    from tfbench.history import envs
+
+    where = tmp_path / "2.21.0-cpu"
+    wants = (
+        "import sys; from pathlib import Path; from tfbench.history import envs\n"
+        "print('asking', flush=True)\n"
+        "with envs.building(Path(sys.argv[1])): print('made', flush=True)"
+    )
+    with envs.building(where):
+        other = subprocess.Popen(
+            [sys.executable, "-c", wants, str(where)], stdout=subprocess.PIPE, text=True
+        )
+        assert other.stdout.readline() == "asking\n"
+        time.sleep(0.5)
+        assert other.poll() is None  # waiting
+    assert other.communicate(timeout=30)[0] == "made\n"

@@ -12,12 +12,14 @@ is made again; a half-made one never counts (built aside, renamed in).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,36 +106,39 @@ def ensure(
     """The environment's Python, made now if needed (`creating` is called first); (python,
     seconds spent making it, or None when it was there already)."""
     text = env.lock()
-    if env.ready(text):
-        return env.python, None
-    if creating:
-        creating()
-    start = time.monotonic()
-    env.root.mkdir(parents=True, exist_ok=True)
-    partial = env.root / f".{env.path.name}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    lock = partial.with_suffix(".txt")
-    lock.write_bytes(text)
-    try:
-        run_uv("venv", "--quiet", "--python", interpreter(env.python_version), str(partial))
-        run_uv(
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--python",
-            str(partial / "bin" / "python"),
-            "-r",
-            str(lock),
-        )
-        compile_bytecode(str(partial / "bin" / "python"))
-        (partial / MARK).write_bytes(text)
-        shutil.rmtree(env.path, ignore_errors=True)
-        partial.rename(env.path)
-    finally:
-        lock.unlink(missing_ok=True)
+    with building(env.path):
+        if env.ready(text):
+            return env.python, None
+        if creating:
+            creating()
+        start = time.monotonic()
+        partial = env.root / f".{env.path.name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
-    return env.python, time.monotonic() - start
+        lock = partial.with_suffix(".txt")
+        lock.write_bytes(text)
+        try:
+            run_uv("venv", "--quiet", "--python", interpreter(env.python_version), str(partial))
+            python = str(partial / "bin" / "python")
+            run_uv("pip", "install", "--quiet", "--no-deps", "--python", python, "-r", str(lock))
+            compile_bytecode(python)
+            (partial / MARK).write_bytes(text)
+            shutil.rmtree(env.path, ignore_errors=True)
+            partial.rename(env.path)
+        finally:
+            lock.unlink(missing_ok=True)
+            shutil.rmtree(partial, ignore_errors=True)
+        return env.python, time.monotonic() - start
+
+
+@contextlib.contextmanager
+def building(where: Path) -> Iterator[None]:
+    """Held while an environment is looked for and made: two processes wanting the same
+    one (two commands, two test workers) make it once, the second waiting, then finding it
+    made. An advisory lock on a file beside it, released when its holder ends."""
+    where.parent.mkdir(parents=True, exist_ok=True)
+    with open(where.with_name(f".{where.name}.lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def uv_install(python: Path, *requirements: str) -> None:

@@ -81,14 +81,20 @@ def ensure(build: Build, root: Path, say=print) -> tuple[Path, Build]:
     """The build's environment's Python, made now if needed, and the build with its
     GIT_VERSION; Broken when it cannot be installed or does not import."""
     where = path(build, root)
-    python = made(build, root)
-    if python:
-        known = json.loads((where / MARK).read_text())
-        return python, Build(build.version, build.uploaded, known["git_version"])
+    with envs.building(where):
+        python = made(build, root)
+        if python:
+            known = json.loads((where / MARK).read_text())
+            return python, Build(build.version, build.uploaded, known["git_version"])
+        found = _make(build, root, where, say)
+    prune(root, budget_bytes(), keep=where.name)
+    return where / "bin" / "python", found
+
+
+def _make(build: Build, root: Path, where: Path, say) -> Build:
     say(f"{build.version}: creating its environment (uv, as PyPI stood at its upload) ...")
     partial = root / f".{where.name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
     python = partial / "bin" / "python"
     as_of = (parse_time(build.uploaded) + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
@@ -112,8 +118,7 @@ def ensure(build: Build, root: Path, say=print) -> tuple[Path, Build]:
     )
     shutil.rmtree(where, ignore_errors=True)
     partial.rename(where)
-    prune(root, budget_bytes(), keep=where.name)
-    return where / "bin" / "python", found
+    return found
 
 
 def budget_bytes() -> int:

@@ -130,7 +130,9 @@ def fetch(package: Package, cache: Path | None = None) -> bytes:
     if not _verified(data, package.integrity):
         raise AssetError(f"{url} does not match its pinned integrity {package.integrity}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")  # another process may read it
+    partial.write_bytes(data)
+    partial.replace(path)
     return data
 
 
