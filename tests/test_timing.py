@@ -251,7 +251,7 @@ def test_a_target_is_read_as_a_point_of_its_own():
 @pytest.mark.slow
 def test_a_targets_time_in_two_environments_finds_a_planted_slowdown_and_not_itself():
     """bisect's comparison for real: one environment on both sides (A/A), then the new
-    side's TensorFlow work doubled. The plant is large because a CI runner's pairs spread
+    side's work doubled. The plant is large because a CI runner's pairs spread
     by 30% (a +20% plant read x0.97-1.82 there); sensitivity to 5% is the whole-suite
     calibration's job (docs/validation/gate.md#time)."""
     target = ScenarioTarget("loop.python_matmul", {"size": 64})

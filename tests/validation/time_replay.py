@@ -4,6 +4,7 @@ the readings a gate records (.asv/gate/OLD-NEW/time.json, or their logs alone).
 
     python tests/validation/time_replay.py A/A.json [...] [--planted P.json ...]
         [--margin 0.02] [--level 0.99] [--first 8] [--most 14] [--strip DIR] [--null N]
+        [--shift S ...] [--power PAIRS ...]
 
 Per run: how many points are different, same, unknown; for a planted run the share found
 worse, overall and by point class (a point's spread in the A/A runs: the standard deviation
@@ -11,7 +12,10 @@ of a pair's log ratio, under 3%, 3-6%, over 6%). --strip writes each run's log r
 (tests/data/time/: what the unit test replays). --null N: the rule's false rows a gate,
 from N gates drawn from the A/A runs (each point's pairs resampled up to --most, each sign
 flipped at random: an A/A pair is as likely either way), a bound on what more pairs would
-cost in false rows. Nothing is measured: any machine runs it.
+cost in false rows. --shift S: a true change of S, each A/A run's pairs moved by it,
+found where; with --power PAIRS: found where with that many pairs a point, drawn from
+the A/A runs as --null draws them, then moved (what a larger budget would find). Nothing
+is measured: any machine runs it.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ def main() -> None:
     parser.add_argument("--most", type=int, default=14)
     parser.add_argument("--strip", type=Path)
     parser.add_argument("--null", type=int, default=0)
+    parser.add_argument("--shift", type=float, nargs="*", default=[])
+    parser.add_argument("--power", type=int, nargs="*", default=[])
     args = parser.parse_args()
     aa = [logs_of(p) for p in args.aa]
     planted = [logs_of(p) for p in args.planted]
@@ -74,20 +80,50 @@ def main() -> None:
     for path, run in zip([*args.aa, *args.planted], [*aa, *planted]):
         told = answers(run, args)
         count = {a: sum(v.answer == a for v in told.values()) for a in verdict.ANSWERS}
-        worse = [n for n, v in told.items() if v.answer == verdict.DIFFERENT and v.ratio > 1]
         line = f"{path.name}: {len(told)} points, " + ", ".join(
             f"{v} {a}" for a, v in count.items()
         )
         if path in args.planted:
-            line += f"; found worse at {len(worse) / len(told):.0%}"
-            for label, low, high in CLASSES:
-                members = [n for n in told if low <= sd.get(n, math.inf) < high]
-                if members:
-                    hit = sum(n in worse for n in members)
-                    line += f"; {label}: {hit}/{len(members)}"
+            line += "; " + found(told, sd)
         print(line)
+    for share in args.shift:
+        for path, run in zip(args.aa, aa):
+            moved = {n: [x + math.log1p(share) for x in v] for n, v in run.items()}
+            print(f"{path.name} moved {share:+.0%}: {found(answers(moved, args), sd)}")
+        for pairs in args.power:
+            print(f"{pairs} pairs drawn, moved {share:+.0%}: {power(aa, share, pairs, sd, args)}")
     if args.null:
         null(aa, args)
+
+
+def found(told: dict[str, verdict.Verdict], sd: dict[str, float]) -> str:
+    """The share of points found worse, overall and by the A/A spread's class."""
+    worse = {n for n, v in told.items() if v.answer == verdict.DIFFERENT and v.ratio > 1}
+    line = f"found worse at {len(worse) / len(told):.0%}"
+    for label, low, high in CLASSES:
+        members = [n for n in told if low <= sd.get(n, math.inf) < high]
+        if members:
+            line += f"; {label}: {sum(n in worse for n in members)}/{len(members)}"
+    return line
+
+
+def power(
+    aa: list[dict[str, list[float]]], share: float, pairs: int, sd: dict, args: argparse.Namespace
+) -> str:
+    """found() over 20 gates of `pairs` pairs a point drawn with random signs, then moved."""
+    draw, pooled_pairs, shift = random.Random(1), pooled(aa), math.log1p(share)
+    rule = argparse.Namespace(**{**vars(args), "first": pairs, "most": pairs})
+    shares = []
+    for _ in range(20):
+        gate = {
+            n: [draw.choice(v) * draw.choice((-1, 1)) + shift for _ in range(pairs)]
+            for n, v in pooled_pairs.items()
+        }
+        told = answers(gate, rule)
+        shares.append(
+            sum(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in told.values()) / len(told)
+        )
+    return f"found worse at {statistics.mean(shares):.0%} (20 gates)"
 
 
 def null(aa: list[dict[str, list[float]]], args: argparse.Namespace) -> None:

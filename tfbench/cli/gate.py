@@ -33,7 +33,7 @@ def add(sub: Subcommands) -> None:
         type=float,
         default=0.0,
         metavar="SHARE",
-        help="calibration: the new side's steps do this share more work (TensorFlow work, "
+        help="calibration: the new side's steps do this share more work (CPU-bound, "
         "e.g. 0.05); the run is not kept",
     )
     shown = g.add_mutually_exclusive_group()

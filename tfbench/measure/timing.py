@@ -30,8 +30,9 @@ WORK_LOOPS = 200  # a planted slowdown's unit, about 8 us here: fine grained in 
 @dataclass(frozen=True)
 class Plan:
     """How a point is read, the same for every reading of both sides: the untimed calls
-    after the first, the timed calls, the calls a block, and the step's seconds a call as
-    the plan found it (what a planted slowdown is a share of)."""
+    after the first, the timed calls, the calls a block, and the step's seconds a call
+    (what a planted slowdown is a share of: the reader sets it to what its first reading
+    read)."""
 
     warmup: int
     calls: int
