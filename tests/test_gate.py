@@ -3,6 +3,7 @@ test-only suite with planted changes (tests/planted), through asv results as a u
 
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
 import subprocess
@@ -190,6 +191,23 @@ def test_bad_input_exits_2(capsys):
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--machine", "a b"]) == cli.EXIT_BAD_INPUT
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--config", "nowhere.json"]) == 2
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--interpreter", "/no/python"]) == 2
+    for option, value in (("--pairs", "4"), ("--pairs", "5000"), ("--time-budget", "0")):
+        assert cli.main(["gate", "v2.21.0", "v2.21.0", option, value]) == cli.EXIT_BAD_INPUT
+        assert option in capsys.readouterr().err
+
+
+def test_the_time_reader_reads_as_many_pairs_as_asked():
+    """--pairs and --time-budget reach the reader the gate runs (and the kept run's
+    summary, which names its pairs); without them the reader's defaults."""
+    from tfbench.cli import gate
+    from tfbench.pairs import timing
+
+    def reader(pairs=None, budget=None):
+        return gate.time_reader(argparse.Namespace(pairs=pairs, time_budget=budget))
+
+    assert reader() == timing.Reader()
+    asked = reader(60, 3600.0)
+    assert (asked.first, asked.most, asked.budget_s) == (8, 60, 3600.0)
 
 
 @pytest.fixture(scope="module")

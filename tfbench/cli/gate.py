@@ -14,6 +14,9 @@ from tfbench.cli.common import Subcommands
 
 if TYPE_CHECKING:
     from tfbench.gate.asvruns import Request
+    from tfbench.pairs import timing
+
+MOST_PAIRS = 200  # a point's exact interval: its table takes about the cube of the pairs
 
 EXIT_GATE_FAILED = 3
 
@@ -35,6 +38,20 @@ def add(sub: Subcommands) -> None:
         metavar="SHARE",
         help="calibration: the new side's steps do this share more work (CPU-bound, "
         "e.g. 0.05); the run is not kept",
+    )
+    g.add_argument(
+        "--pairs",
+        type=int,
+        metavar="MOST",
+        help="time: pairs of readings at most a point, more read only while its verdict is "
+        "unknown (default 14; a 5%% change at most points takes 60 and more here: "
+        "docs/validation/gate.md)",
+    )
+    g.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="time: no pair after the first 8 once the reader has read this long (default 720)",
     )
     shown = g.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -70,6 +87,7 @@ def request(args: argparse.Namespace) -> Request:
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
     if not 0 <= args.plant < 1:
         raise common.BadInput(f"--plant is a share of the step's work, 0 to 1: {args.plant}")
+    reader = time_reader(args)
     if args.interpreter and not args.interpreter.is_file():
         raise common.BadInput(f"--interpreter {args.interpreter}: no such interpreter")
     try:
@@ -82,8 +100,24 @@ def request(args: argparse.Namespace) -> Request:
     return Request(
         config, conf, old, new, machine, args.bench, common.flavour(args),
         env_root=args.env_dir, python=args.interpreter, python_version=common.python(args),
-        plant=args.plant,
+        plant=args.plant, reader=reader,
     )  # fmt: skip
+
+
+def time_reader(args: argparse.Namespace) -> timing.Reader:
+    """The time reader the options ask for (--pairs, --time-budget), checked."""
+    from tfbench.pairs import timing
+
+    default = timing.Reader()
+    most = default.most if args.pairs is None else args.pairs
+    budget = default.budget_s if args.time_budget is None else args.time_budget
+    if not default.first <= most <= MOST_PAIRS:
+        raise common.BadInput(
+            f"--pairs: {default.first} (every point's first pairs) to {MOST_PAIRS}: {most}"
+        )
+    if not 0 < budget < float("inf"):
+        raise common.BadInput(f"--time-budget is seconds, more than 0: {budget}")
+    return timing.Reader(most=most, budget_s=budget)
 
 
 def run(args: argparse.Namespace) -> int:
