@@ -232,7 +232,8 @@ def test_a_planted_slowdown_reads_back_as_its_share(share):
     for _ in range(5):
         a, b, c, d = (verdict.reading(measuring.blocks(s, plan)) for s in (step, more, more, step))
         ratios += [b / a, c / d]
-    assert sorted(ratios)[5] == pytest.approx(1 + share, abs=0.02)
+    # the matmul plant this replaced read twice its share
+    assert sorted(ratios)[5] == pytest.approx(1 + share, abs=max(0.02, share / 4))
 
 
 def test_a_target_is_read_as_a_point_of_its_own():
