@@ -77,8 +77,21 @@ def blocks(
     done = 0
     while done < plan.calls:
         n = min(plan.block, plan.calls - done)
-        start, end, *sung = _timed(step, n, canary if beside else None)
-        found.append((start, end, n, *sung))
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if beside:
+                began = time.perf_counter_ns()
+                canary()
+                sung = time.perf_counter_ns() - began
+            start = time.perf_counter_ns()
+            for _ in range(n):
+                step()
+            end = time.perf_counter_ns()
+        finally:
+            if collecting:
+                gc.enable()
+        found.append((start, end, n, sung) if beside else (start, end, n))
         done += n
     return found
 
@@ -118,28 +131,6 @@ def work(loops: int = WORK_LOOPS) -> None:
     total = 0
     for k in range(loops):
         total += k * k
-
-
-def _timed(
-    step: Callable[[], Any], n: int, before: Callable[[], Any] | None = None
-) -> tuple[int, ...]:
-    """n calls as a block: its start and end (ns), the garbage collector off as timeit has
-    it; `before`: work timed just before the block, its ns last."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        if before is not None:
-            began = time.perf_counter_ns()
-            before()
-            sung = time.perf_counter_ns() - began
-        start = time.perf_counter_ns()
-        for _ in range(n):
-            step()
-        end = time.perf_counter_ns()
-    finally:
-        if collecting:
-            gc.enable()
-    return (start, end) if before is None else (start, end, sung)
 
 
 def meet(folder: Path, side: str, timeout: float) -> None:
