@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -54,6 +55,42 @@ def test_a_duet_is_scored_over_the_moments_both_ran():
     old, new = (machine_blocks(each, (0.5, 1.0)) for each in (0.006, 0.0063))
     assert math.exp(verdict.duet(old, new)) == pytest.approx(1.05, rel=0.01)
     assert verdict.duet(old, blocks([0.006] * 5, start=10**13)) is None  # never together
+
+
+def test_readings_taking_turns_are_scored_block_by_block():
+    """Blocks that alternate, old then new: a spell that slows both neighbours of a pair
+    does not move their ratio, though it holds more than a tenth of either reading."""
+    old, new = [], []
+    for i in range(30):
+        slow = 2.0 if 10 <= i < 20 else 1.0
+        old.append((i * 4 * 10**7, i * 4 * 10**7 + int(0.01 * slow * 1e9), 10))
+        new.append((i * 4 * 10**7 + 2 * 10**7, i * 4 * 10**7 + int(0.0105 * slow * 1e9 + 2e7), 10))
+    assert math.exp(verdict.turns(old, new)) == pytest.approx(1.05, rel=1e-6)
+
+
+def test_two_readings_take_turns_one_block_each(tmp_path):
+    """Two processes, one FIFO a side: their blocks alternate and never overlap."""
+    for side in ("old", "new"):
+        os.mkfifo(tmp_path / f"{side}.turn")
+    plan = measuring.Plan(0, 40, 4)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the new side, second
+        found = measuring.blocks(
+            lambda: time.sleep(0.0005), plan, turns=measuring.Turns(tmp_path, "new", "old", False)
+        )
+        os.write(write, json.dumps(found).encode())
+        os._exit(0)
+    os.close(write)
+    old = measuring.blocks(
+        lambda: time.sleep(0.0005), plan, turns=measuring.Turns(tmp_path, "old", "new", True)
+    )
+    with os.fdopen(read) as pipe:
+        new = json.loads(pipe.read())
+    assert os.waitpid(child, 0)[1] == 0
+    moments = sorted([(s, e, "old") for s, e, _ in old] + [(s, e, "new") for s, e, _ in new])
+    assert [who for _, _, who in moments] == ["old", "new"] * 10
+    assert all(a[1] <= b[0] for a, b in zip(moments, moments[1:]))
 
 
 @pytest.mark.parametrize("level, low, high", [(0.95, 0.02, 0.07), (0.99, 0.003, 0.02)])
@@ -110,7 +147,8 @@ class FakeServer:
         self.side, self.seconds, self.asked, self.last = side, seconds, asked, None
 
     def ask(self, request: dict) -> None:
-        self.asked.append((self.side, request["benchmark"], request["plan"] is None))
+        turn = (request.get("side"), request.get("turns"))
+        self.asked.append((self.side, request["benchmark"], request["plan"] is None, turn))
         self.last = request
 
     def answer(self, timeout: float = 0) -> dict:
@@ -164,7 +202,9 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
     assert pairs == {"m.Steady.time_step": 8, "m.Slower.time_step": 8, "m.Noisy.time_step": 12}
     assert old.renewed == new.renewed == 12  # new servers for every pass over the points
     first = [a for a in asked if a[2]]  # a plan made once a point, by the old side
-    assert sorted(first) == [("old", f"m.{n}", True) for n in ("Noisy", "Slower", "Steady")]
+    assert sorted(a[:3] for a in first) == [
+        ("old", f"m.{n}", True) for n in ("Noisy", "Slower", "Steady")
+    ]
     summary = timing.summary(found, reader)
     assert (summary["different"], summary["same"]) == (1, 1)
     assert summary["unknown"] == ["m.Noisy.time_step('x')"]
@@ -181,9 +221,21 @@ def test_the_old_and_new_readings_alternate_in_order_pair_by_pair():
         FakeSide("old", lambda b, s: 0.001, asked),
         FakeSide("new", lambda b, s: 0.001, asked),
     )
-    timing.measure([("m.A.time_step", ())], old, new, timing.Reader(first=8, most=8), say=print)
+    reader = timing.Reader(design=timing.INTERLEAVED, first=8, most=8)
+    timing.measure([("m.A.time_step", ())], old, new, reader, say=print)
     order = [a[0] for a in asked if not a[2]]
     assert order == ["old", "new", "new", "old"] * 4
+
+
+def test_readings_taking_turns_alternate_who_goes_first_pair_by_pair():
+    asked: list = []
+    old, new = (
+        FakeSide("old", lambda b, s: 0.001, asked),
+        FakeSide("new", lambda b, s: 0.001, asked),
+    )
+    timing.measure([("m.A.time_step", ())], old, new, timing.Reader(first=8, most=8), say=print)
+    firsts = [a[3] for a in asked if not a[2]]
+    assert firsts == [("old", "first"), ("new", "second"), ("old", "second"), ("new", "first")] * 4
 
 
 def test_a_plan_sizes_blocks_to_a_hundredth_of_a_second_and_a_reading_to_its_seconds():

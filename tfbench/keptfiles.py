@@ -382,7 +382,10 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
     data = grammar.obj(value, where)
     return {
         "design": field(
-            data, "design", grammar.one_of(("interleaved", "duet", "duet-unpinned")), where
+            data,
+            "design",
+            grammar.one_of(("interleaved", "turns", "duet", "duet-unpinned")),
+            where,
         ),
         "margin": field(data, "margin", grammar.number, where),
         "pairs": field(data, "pairs", _pair_of(grammar.integer), where),

@@ -12,6 +12,8 @@ are given the same warm-up, calls and blocks: a step whose cost grows with the c
 from __future__ import annotations
 
 import gc
+import os
+import select
 import statistics
 import time
 from collections.abc import Callable
@@ -64,8 +66,36 @@ def canary() -> None:
     work(CANARY_LOOPS)
 
 
+class Turns:
+    """Two readings taking turns block by block: each waits for its turn before a block and
+    hands it over after, through a FIFO a side in a folder both know. Their blocks then
+    alternate a block apart, so a slow spell of the machine (tenths of a second here) falls
+    on both sides' neighbouring blocks, while only one side runs at a time."""
+
+    def __init__(self, folder: Path, side: str, other: str, first: bool) -> None:
+        # read-write: opening a FIFO so does not wait for the other end
+        self._mine = os.open(folder / f"{side}.turn", os.O_RDWR)
+        self._theirs = os.open(folder / f"{other}.turn", os.O_RDWR)
+        self._held = first
+
+    def take(self) -> None:
+        if not self._held:
+            if not select.select([self._mine], [], [], BARRIER_S)[0]:
+                raise TimeoutError("the other side's reading never handed over its turn")
+            os.read(self._mine, 1)
+            self._held = True
+
+    def give(self) -> None:
+        os.write(self._theirs, b"t")
+        self._held = False
+
+
 def blocks(
-    step: Callable[[], Any], plan: Plan, warmed: bool = False, beside: bool = False
+    step: Callable[[], Any],
+    plan: Plan,
+    warmed: bool = False,
+    beside: bool = False,
+    turns: Turns | None = None,
 ) -> list[tuple[int, ...]]:
     """The step called by the plan (its warm-up first, untimed, unless `warmed`: the plan
     was just made, its calibration the warm-up): each block's (start, end) in nanoseconds
@@ -79,6 +109,8 @@ def blocks(
         n = min(plan.block, plan.calls - done)
         collecting = gc.isenabled()
         gc.disable()
+        if turns is not None:
+            turns.take()
         try:
             if beside:
                 began = time.perf_counter_ns()
@@ -89,6 +121,8 @@ def blocks(
                 step()
             end = time.perf_counter_ns()
         finally:
+            if turns is not None:
+                turns.give()
             if collecting:
                 gc.enable()
         found.append((start, end, n, sung) if beside else (start, end, n))

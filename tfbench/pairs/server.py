@@ -45,9 +45,16 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
     plan = timing.Plan(**given) if given else timing.plan(step, request["seconds"])
     if request.get("plant"):
         step = timing.planted(step, request["plant"], plan)
+    turns = None
     if request.get("barrier"):
-        timing.meet(Path(request["barrier"]), request["side"], timing.BARRIER_S)
-    found = timing.blocks(step, plan, warmed=not given, beside=bool(request.get("canary")))
+        folder = Path(request["barrier"])
+        timing.meet(folder, request["side"], timing.BARRIER_S)
+        if request.get("turns"):
+            other = "new" if request["side"] == "old" else "old"
+            turns = timing.Turns(folder, request["side"], other, request["turns"] == "first")
+    found = timing.blocks(
+        step, plan, warmed=not given, beside=bool(request.get("canary")), turns=turns
+    )
     return {"status": "ok", "plan": plan.as_json(), "blocks": found}
 
 

@@ -1,5 +1,5 @@
 """The time reader: two builds' times of each `time_` grid point, read in pairs until the
-verdict is known (tfbench.pairs.verdict), by one of two designs.
+verdict is known (tfbench.pairs.verdict), by one of three designs.
 
 Each side has a time server (tfbench.pairs.server) in its own environment; a reading is
 a child it forks, so every reading is a process of its own. Each pass over the points
@@ -11,6 +11,10 @@ source of difference between processes, and it must vary from pair to pair on bo
   warm first), scored by the calls each made over the same moments (verdict.duet).
 - interleaved: one side then the other, the order alternating pair by pair (Abedi and
   Brecht's randomized multiple interleaved trials), each reading scored alone.
+- turns (the reader's): both sides' readings warm at once, then take turns block by
+  block (measure.timing.Turns), who goes first alternating pair by pair, scored by their
+  neighbouring blocks (verdict.turns): a slow spell falls on both, and only one side
+  runs at a time.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from tfbench.measure.spawn import Spawned
 from tfbench.pairs import verdict
 from tfbench.paths import ROOT
 
-DUET, DUET_FREE, INTERLEAVED = "duet", "duet-unpinned", "interleaved"
+DUET, DUET_FREE, INTERLEAVED, TURNS = "duet", "duet-unpinned", "interleaved", "turns"
 READY_S = 120.0  # a server's first answer: TensorFlow imported in its environment
 Point = tuple[str, tuple[str, ...]]  # (benchmark: module.Class.time_step, asv's values)
 TARGET = "target"  # a Point naming a target, not a benchmark: (TARGET, (its JSON,))
@@ -170,15 +174,7 @@ def read_pair(
         plan = {**reply["plan"], "each": verdict.reading(reply["blocks"])}
         found.plan = request["plan"] = plan
     sides = (old, new)
-    if design in (DUET, DUET_FREE):
-        cores = sorted(os.sched_getaffinity(0))[:2]
-        servers = [s.ready() for s in sides]
-        with tempfile.TemporaryDirectory(prefix="tfbench-duet-") as barrier:
-            for i, (name, server) in enumerate(zip(("old", "new"), servers)):
-                pinned = cores[(i + k) % len(cores)] if design == DUET else None
-                server.ask(dict(request, cpu=pinned, barrier=barrier, side=name, plant=plant[i]))
-            replies = [server.answer() for server in servers]
-    else:
+    if design == INTERLEAVED:
         order = [0, 1] if k % 2 == 0 else [1, 0]
         replies = []
         for i in order:
@@ -187,27 +183,53 @@ def read_pair(
             replies.append(server.answer())
         if k % 2:
             replies.reverse()
+    else:
+        replies = _together(sides, request, design, k, plant)
     a, b = replies
     if a.get("status") != "ok" or b.get("status") != "ok":
         bad = a if a.get("status") != "ok" else b
         found.skipped = f"{bad.get('status')}: {bad.get('error')}"
         return
-    score = verdict.apart if design == INTERLEAVED else verdict.duet
+    score = {INTERLEAVED: verdict.apart, TURNS: verdict.turns}.get(design, verdict.duet)
     log = score(a["blocks"], b["blocks"])
     if log is not None and math.isfinite(log):
         found.logs.append(log)
         found.readings.append((a, b))
 
 
+def _together(
+    sides: tuple[Side, Side],
+    request: dict[str, Any],
+    design: str,
+    k: int,
+    plant: tuple[float, float],
+) -> list[dict[str, Any]]:
+    """Both sides' readings of the k-th pair asked at once, warm before either is timed
+    (a duet's cores, or who takes the first turn, alternate pair by pair)."""
+    servers = [s.ready() for s in sides]
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    with tempfile.TemporaryDirectory(prefix="tfbench-pair-") as folder:
+        for name in ("old", "new") if design == TURNS else ():
+            os.mkfifo(Path(folder) / f"{name}.turn")
+        for i, (name, server) in enumerate(zip(("old", "new"), servers)):
+            asked = dict(request, barrier=folder, side=name, plant=plant[i])
+            if design == TURNS:
+                asked["turns"] = "first" if i == k % 2 else "second"
+            elif design == DUET:
+                asked["cpu"] = cores[(i + k) % len(cores)]
+            server.ask(asked)
+        return [server.answer() for server in servers]
+
+
 @dataclass(frozen=True)
 class Reader:
     """How the time reader reads (tests/validation/time_designs.py chose it: docs/gate.md)."""
 
-    design: str = INTERLEAVED
+    design: str = TURNS
     margin: float = 0.02  # a change within it is SAME; beyond it, where the interval is, DIFFERENT
     first: int = 8  # pairs every point gets: the fewest a 99% interval can be had with
     most: int = 14  # pairs at most, a point read again while UNKNOWN
-    seconds: float = 0.2  # a reading's timed calls, about
+    seconds: float = 0.5  # a reading's timed calls, about
     budget_s: float = 720.0  # no more pairs once the reader has read this long (first excepted)
 
 

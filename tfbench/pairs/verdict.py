@@ -2,8 +2,9 @@
 
 A pair is one reading of each side (tfbench.pairs.timing), its log ratio: new over old.
 Read at the same time (a duet), the pair is scored by the calls each side made over the
-same moments, so a slow spell of the machine falls on both; read one after the other,
-each reading is scored alone (the fast end of its blocks: slow spells set aside). Over the
+same moments, so a slow spell of the machine falls on both; taking turns block by block,
+by their neighbouring blocks, likewise; read one after the other, each reading is scored
+alone (the fast end of its blocks: slow spells set aside). Over the
 pairs, the change is the Hodges-Lehmann estimate (the median of the pairs' Walsh averages)
 and its interval the exact Wilcoxon signed-rank one: distribution-free, and an outlying
 process moves it by one rank, not by its size.
@@ -64,6 +65,14 @@ def duet(old: Blocks, new: Blocks) -> float | None:
         return None
     a, b = _calls_within(old, low, high), _calls_within(new, low, high)
     return math.log(a / b) if a > 0 and b > 0 else None
+
+
+def turns(old: Blocks, new: Blocks) -> float:
+    """The log ratio of two readings that took turns block by block: the median of their
+    neighbouring blocks' log ratios (a slow spell slows both blocks of a pair)."""
+    return statistics.median(
+        math.log(b / a) for a, b in zip(per_call(old), per_call(new), strict=True)
+    )
 
 
 def apart(old: Blocks, new: Blocks) -> float:
