@@ -309,7 +309,7 @@ def test_a_targets_time_in_two_environments_finds_a_planted_slowdown_and_not_its
     calibration's job (docs/validation/gate.md#time)."""
     target = ScenarioTarget("loop.python_matmul", {"size": 64})
     pythons = (sys.executable, sys.executable)
-    reader = timing.Reader(first=8, most=10)
+    reader = timing.Reader(first=8, most=10, seconds=0.2)  # a doubled step needs no more
     same = timing.compare(target, pythons, reader, say=lambda s: None)
     slower = timing.compare(target, pythons, reader, say=lambda s: None, plant=(0.0, 1.0))
     assert same.skipped is None and same.verdict.answer != verdict.DIFFERENT
