@@ -3,7 +3,7 @@ read in pairs by each design of the time reader (tfbench.pairs.timing), one rele
 itself (A/A) or against itself with a planted slowdown (more of the same calls).
 
     python tests/validation/time_designs.py [--python PY] [--bench REGEX] [--pairs 8]
-        [--seconds 0.5] [--designs duet,duet-unpinned,interleaved] [--plant 0.05]
+        [--seconds 0.5] [--designs turns,interleaved,duet,duet-unpinned] [--plant 0.05]
         [--out readings.json]
 
 Prints, per design, each point's log ratios' spread (the standard deviation of the pairs'
@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--bench", default=".")
     parser.add_argument("--pairs", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=0.5)
-    parser.add_argument("--designs", default="duet,duet-unpinned,interleaved")
+    parser.add_argument("--designs", default="turns,interleaved,duet,duet-unpinned")
     parser.add_argument("--plant", type=float, default=0.0)
     parser.add_argument("--canary", action="store_true", help="time a canary beside each block")
     parser.add_argument("--out", type=Path)
