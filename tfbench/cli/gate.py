@@ -44,8 +44,8 @@ def add(sub: Subcommands) -> None:
         type=int,
         metavar="MOST",
         help="time: pairs of readings at most a point, more read only while its verdict is "
-        "unknown (default 14; a 5%% change at most points takes 60 and more here: "
-        "docs/validation/gate.md)",
+        "unknown (default 14; a 5%% change at three points in four takes 30 here: "
+        "docs/validation/gate.md#time-turns)",
     )
     g.add_argument(
         "--time-budget",
