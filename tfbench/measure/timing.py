@@ -107,10 +107,10 @@ def blocks(
     done = 0
     while done < plan.calls:
         n = min(plan.block, plan.calls - done)
+        if turns is not None:  # waiting is untimed, and a timeout leaves the collector on
+            turns.take()
         collecting = gc.isenabled()
         gc.disable()
-        if turns is not None:
-            turns.take()
         try:
             if beside:
                 began = time.perf_counter_ns()
