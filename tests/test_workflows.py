@@ -65,12 +65,33 @@ def test_the_tracking_jobs_are_project_commands():
     assert ".ci/measure" in _runs(jobs["pythons"])
     assert "matrix.python" in json.dumps(jobs["pythons"]["steps"])
     assert "upstream" in jobs["publish"]["needs"]  # its reports are merged and published
+    # every day, the nightly watch; its history merged and published
+    assert '.ci/watch "$CPU_MACHINE"' in _runs(jobs["watch"])
+    assert "watch" in jobs["publish"]["needs"]
+    assert "results/nightly/" in json.dumps(jobs["watch"]["steps"])
     # the GPU jobs run on a self-hosted runner labelled gpu, with the GPU lock
     assert "self-hosted" in jobs["measure"]["runs-on"] and "gpu" in jobs["measure"]["runs-on"]
     assert "TFBENCH_WHEELS=$KIND" in _runs(jobs["measure"])
     # every job asks for no more than it needs; the workflow itself for nothing
     assert _workflow("track.yml")["permissions"] == {}
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+@pytest.mark.parametrize("exit_code, passes", [(0, True), (1, True), (2, False), (70, False)])
+def test_the_watch_step_fails_on_an_error_but_not_on_a_step_called(tmp_path, exit_code, passes):
+    stub = tmp_path / "tfbench"
+    stub.write_text(f"#!/bin/sh\necho \"called with $*\"\nexit {exit_code}\n")
+    stub.chmod(0o755)
+    run = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "watch"), "gha-test", "--no-time"],
+        cwd=tmp_path,
+        env={**os.environ, "TFBENCH": str(stub)},
+        capture_output=True,
+        text=True,
+    )
+    assert (run.returncode == 0) == passes
+    assert "called with watch --machine gha-test --no-time" in run.stdout
+    assert (tmp_path / "watch.txt").read_text() == run.stdout  # what the summary shows
 
 
 def _runner(base: Path, name: str) -> Path:

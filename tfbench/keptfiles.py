@@ -303,6 +303,45 @@ def bisection(path: Path) -> Bisection:
     return _read(path, check_bisection)
 
 
+# -- results/nightly/<machine>/<version>.json: a build the nightly watch read -------------
+
+
+class NightlyBuild(TypedDict):
+    build: Build
+    before: str | None  # the build published before it on the index
+    readings: dict[str, list[dict[str, Any]]]  # sentinel -> records
+    broken: str | None  # why the build could not be installed or run
+    times: list[Compared]  # the timed sentinel against the build read before, in one run
+    environment: Environment
+
+
+def check_nightly_build(value: Any) -> NightlyBuild:
+    data = grammar.obj(value, "")
+    _format(data, formats.NIGHTLY)
+    build = field(data, "build", _build)
+    times = grammar.each(
+        data.get("times", []), "times", lambda v, f: _compared(v, f, grammar.nightly)
+    )
+    for k, t in enumerate(times):
+        if t["new"] != build["version"]:
+            raise Invalid(f"times[{k}].new", f"{t['new']!r} is not the build read")
+    return NightlyBuild(
+        build=build,
+        before=optional(grammar.nightly)(data.get("before"), "before"),
+        readings=field(
+            data, "readings", lambda v, f: grammar.mapping(v, f, grammar.identifier, _records)
+        ),
+        broken=optional(grammar.text)(data.get("broken"), "broken"),
+        times=times,
+        environment=field(data, "environment", _environment),
+    )
+
+
+def nightly_build(path: Path) -> NightlyBuild:
+    """A build the nightly watch read (results/nightly/<machine>/<version>.json)."""
+    return _read(path, check_nightly_build)
+
+
 # -- the kept gate run ---------------------------------------------------------------------
 
 

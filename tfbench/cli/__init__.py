@@ -24,6 +24,7 @@ from tfbench.cli import (
     run,
     upstream,
     versions,
+    watch,
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
 from tfbench.keptfiles import KeptFileError
@@ -42,6 +43,7 @@ COMMANDS = (
     gate,
     upstream,
     versions,
+    watch,
 )
 
 

@@ -326,3 +326,24 @@ def nightly(data: Mapping[str, Any]) -> str:
         [*head, *_times(data.get("times", [])), "builds read (oldest first):", *rows, *skipped]
         + [f"({data['seconds']:.0f} s)"]
     )
+
+
+def watch_calls(read: list[str], calls: list[Any]) -> str:
+    """A run of the nightly watch (tfbench.nightly.watch): the builds read, each step and
+    drift over the history with its builds' commits, or that none is called."""
+    from tfbench.nightly import policy
+
+    lines = [f"read: {', '.join(read) or 'no build (none new)'}"]
+    for c in calls:
+        a, b = (policy.figure_text(c.metric, v) for v in c.values)
+        if c.metric == "time":
+            a, b = "time", f"x{c.values[1]:.3f}"
+        state = "confirmed" if c.confirmed else "not confirmed" if c.kind == "step" else ""
+        lines += [
+            f"{c.kind}: {c.sentinel} {c.metric} {a} -> {b}, "
+            f"{c.before.version} -> {c.after.version}" + (f" ({state})" if state else ""),
+            f"  commits  {c.compare_url or 'n/a (a GIT_VERSION is missing)'}",
+        ]
+    if not calls:
+        lines.append("no step and no drift in the nightly history")
+    return "\n".join(lines)

@@ -50,6 +50,12 @@ def between(old: Build | str, new_version: str, new_uploaded: str) -> list[Build
     return sorted(found, key=lambda b: Version(b.version))
 
 
+def published() -> list[Build]:
+    """Every tf-nightly build on the index, oldest upload first."""
+    found = available(index_files(PROJECT)).items()
+    return sorted((Build(v, t) for v, t in found), key=lambda b: parse_time(b.uploaded))
+
+
 def parse_time(stamp: str) -> dt.datetime:
     """An upload time as the index gives it (ISO 8601, Z)."""
     return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))

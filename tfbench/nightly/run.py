@@ -14,7 +14,7 @@ from tfbench import figures, formats, keptfiles, sweep, targets
 from tfbench.history import envs, releases
 from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
-from tfbench.nightly import builds, policy, repro, upstream
+from tfbench.nightly import builds, policy, repro, sentinels, series, upstream, watch
 from tfbench.nightly.policy import Broken, Build, Found
 from tfbench.pairs import timing
 
@@ -188,3 +188,43 @@ def file_upstream(
         data = read(kept)
         say(f"the kept bisection: {kept}")
     return data, upstream.write(data, target, folder)
+
+
+def watching(
+    results_dir: Path,
+    machine: str,
+    limits: targets.Limits,
+    since: str | None = None,
+    until: str | None = None,
+    every: int = 1,
+    timed: bool = True,
+    root: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> tuple[list[Build], list[watch.Call]]:
+    """The nightly watch for real (tfbench.nightly.watch): the builds of the window read on
+    the sentinels, each in its own environment, kept in the machine's nightly history as
+    soon as read; the builds read, and every call over the history."""
+    root = root or envs.default_root()
+    entries = series.load(results_dir, machine)
+    index = builds.published()
+    todo = watch.window(entries, index, since, until, every)
+    say(f"{len(todo)} build(s) to read; {len(entries)} read before on {machine}")
+
+    def read_build(build: Build) -> tuple[Build, dict[str, dict]]:
+        python, known = builds.ensure(build, root, say)
+        began = time.monotonic()
+        reading = sentinels.read(str(python), limits)
+        say(f"{build.version}: sentinels read in {time.monotonic() - began:.0f} s")
+        return known, reading
+
+    timer = paired(sentinels.STEPS[sentinels.TIMED], root, say) if timed else None
+    run = watch.Watch(
+        entries,
+        index,
+        read_build,
+        timer,
+        lambda e: series.save(e, results_dir, machine),
+        upstream.environment(),
+        say,
+    )
+    return todo, run.run(todo)

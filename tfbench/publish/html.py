@@ -55,8 +55,10 @@ def plot(
     log: bool = False,
     width: int = 560,
     height: int = 260,
+    every: int = 1,
 ) -> str:
-    """A line per series across releases; gaps where a release has no value."""
+    """A line per series across releases; gaps where a release has no value; every
+    `every`-th release labelled."""
     values = [v for vs in series.values() for v in vs if v is not None and (not log or v > 0)]
     if not values or not releases:
         return f"<p>{html.escape(title)}: no values.</p>"
@@ -75,9 +77,10 @@ def plot(
         f'y2="{height - bottom}" stroke="#444"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#444"/>',
     ]
-    for i, tag in enumerate(releases):
+    for i, tag in list(enumerate(releases))[::every]:
         parts.append(
-            f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle">{tag}</text>'
+            f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle">'
+            f"{html.escape(tag)}</text>"
         )
     for v in (min(values), max(values)):
         parts.append(f'<text x="{left - 4}" y="{y(v) + 3:.1f}" text-anchor="end">{v:.3g}</text>')
@@ -336,7 +339,9 @@ def render(report: Report) -> str:
     out = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>tfbench release report</title>",
         f"<style>{STYLE}</style></head><body>",
-        '<p><a href="index.html">&larr; asv graphs</a></p><h1>tfbench release report</h1>',
+        '<p><a href="index.html">&larr; asv graphs</a>'
+        + (' | <a href="nightly.html">nightly watch</a>' if report.nightly else "")
+        + "</p><h1>tfbench release report</h1>",
     ]
     for machine in report.machines:
         out += _machine(machine)

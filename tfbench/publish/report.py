@@ -141,6 +141,7 @@ class MachineReport:
 class Report:
     problems: list[str]  # unreadable results files, and why
     machines: list[MachineReport]
+    nightly: bool = False  # the site has the nightly watch's page
 
 
 PLOTS = (

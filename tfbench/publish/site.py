@@ -8,6 +8,7 @@ publish leaves the previous site as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 from asv.config import Config
 
 from tfbench.history.asvconf import derived_config, load_config
-from tfbench.publish import assets, filed, html, markdown, report, results
+from tfbench.publish import assets, filed, html, markdown, nightly, report, results
 
 
 class PublishError(RuntimeError):
@@ -34,9 +35,13 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def write_report(data: results.Data, html_dir: Path) -> None:
     """report.md and report.html, from one Report; the reports filed upstream they link,
-    rendered from their checked bisect.json."""
+    rendered from their checked bisect.json; the nightly watch's page, where it has read."""
     built = report.build(data)
     html_dir.mkdir(parents=True, exist_ok=True)
+    page = nightly.render(data.results_dir) if data.results_dir is not None else None
+    if page is not None:
+        _write_atomic(html_dir / nightly.PAGE, page)
+        built = dataclasses.replace(built, nightly=True)
     _write_atomic(html_dir / "report.md", markdown.render(built))
     _write_atomic(html_dir / "report.html", html.render(built))
     for machine in data.machines:

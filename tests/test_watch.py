@@ -1,0 +1,236 @@
+"""The nightly watch's policy and run, on fake builds: which builds a run reads, a planted
+step placed between sampled builds, confirmed by reading its two builds again and named
+with their commits; the same build read on many days calls nothing; broken builds are
+skipped; time is called only when it read different twice."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from tfbench import keptfiles
+from tfbench.nightly import sentinels, series, watch
+from tfbench.nightly.policy import Broken, Build
+from tfbench.nightly.series import Entry
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+KiB = 1024
+ENVIRONMENT = {"os": "Linux 6.1 (x86_64)", "python": "3.11.9", "cpu": "test CPU"}
+
+
+def index(days: int) -> list[Build]:
+    return [
+        Build(f"2.23.0.dev202610{d:02d}", f"2026-10-{d:02d}T20:00:00Z") for d in range(1, days + 1)
+    ]
+
+
+def git(build: Build) -> str:
+    return f"v1.12.1-{148000 + int(build.version[-2:])}-g{int(build.version[-2:]):07x}abcdef"
+
+
+class FakeBuilds:
+    """Readings as a build's processes give them: each figure a level by build (`levels`:
+    sentinel -> figure field -> function of the day), a process's noise on top."""
+
+    def __init__(self, levels=None, broken=(), seed: int = 1) -> None:
+        self.levels, self.broken = levels or {}, set(broken)
+        self.read: list[str] = []
+        self.rng = random.Random(seed)
+
+    def __call__(self, build: Build) -> tuple[Build, dict[str, dict]]:
+        self.read.append(build.version)
+        if build.version in self.broken:
+            raise Broken("does not import: ImportError")
+        day = int(build.version[-2:])
+        reading = {}
+        for sentinel in sentinels.SENTINELS:
+            at = self.levels.get(sentinel, {})
+            if sentinel == sentinels.FOOTPRINT:
+                heap = at.get("heap_bytes", lambda d: 209_000_000)(day)
+                record = {"status": "ok", "heap_bytes": heap + self.rng.randint(0, 4096)}
+            else:
+                kept = at.get("retained_bytes_per_iteration", lambda d: 700.0)(day)
+                peak = at.get("heap_peak_increase_bytes", lambda d: 320_000)(day)
+                record = {
+                    "status": "ok",
+                    "retained_bytes_per_iteration": kept + self.rng.uniform(-40, 40),
+                    "heap_peak_increase_bytes": peak + self.rng.randint(0, 2048),
+                }
+            reading[sentinel] = record
+        return Build(build.version, build.uploaded, git(build)), reading
+
+
+def run(fake, days: int, read=(), compare=None, every=1, since="2.23.0.dev20261001", tmp=None):
+    saved: list[Entry] = []
+    todo = watch.window(list(read), index(days), since, None, every)
+    w = watch.Watch(
+        list(read), index(days), fake, compare, saved.append, ENVIRONMENT, lambda s: None
+    )
+    return todo, w.run(todo), w
+
+
+def test_the_window_is_the_builds_after_the_newest_read_or_the_newest_alone():
+    builds = index(10)
+    assert watch.window([], builds) == builds[-1:]
+    read = [Entry(builds[5])]
+    assert watch.window(read, builds) == builds[6:]
+    sampled = watch.window([], builds, since=builds[0].version, every=4)
+    assert [b.version[-2:] for b in sampled] == ["01", "05", "09", "10"]  # the last always
+    sampled = watch.window([Entry(builds[4])], builds, builds[0].version, builds[6].version, 2)
+    assert [b.version[-2:] for b in sampled] == ["01", "03", "07"]  # 05 is read
+
+
+def test_the_same_build_read_on_many_days_calls_nothing():
+    _, calls, w = run(FakeBuilds(), 12)
+    assert calls == []
+    assert all(
+        len(e.readings[s]) == watch.READINGS for e in w.entries for s in sentinels.SENTINELS
+    )
+
+
+def test_a_step_between_sampled_builds_is_placed_confirmed_and_named_with_its_commits():
+    levels = {"loop": {"retained_bytes_per_iteration": lambda d: 700.0 + 2048 * (d >= 7)}}
+    fake = FakeBuilds(levels)
+    todo, calls, w = run(fake, 13, every=4)
+    assert [b.version[-2:] for b in todo] == ["01", "05", "09", "13"]
+    (call,) = calls
+    assert (call.sentinel, call.metric, call.kind) == ("loop", "retained", watch.STEP)
+    assert (call.before.version[-2:], call.after.version[-2:]) == ("06", "07")
+    assert call.adjacent and call.confirmed
+    assert call.values[1] - call.values[0] == pytest.approx(2048, abs=100)
+    assert call.compare_url == (
+        "https://github.com/tensorflow/tensorflow/compare/0000006abcdef...0000007abcdef"
+    )
+    by_version = {e.version[-2:]: e for e in w.entries}
+    assert len(by_version["06"].readings["loop"]) == len(by_version["07"].readings["loop"]) == 3
+    assert "08" not in by_version  # placed by halving: 05-09, 05-07, 05-06 / 06-07
+
+
+def test_a_step_that_does_not_read_again_is_not_called():
+    levels = {"eager": {"retained_bytes_per_iteration": lambda d: 700.0}}
+    fake = FakeBuilds(levels)
+    first = iter([700.0, 700.0, 700.0 + 4096, 700.0 + 4096])  # day 2's first two read high
+
+    def reading(build: Build):
+        built, found = fake(build)
+        if build.version.endswith("02"):
+            found["eager"]["retained_bytes_per_iteration"] = next(first, 700.0)
+        return built, found
+
+    _, calls, w = run(reading, 3)
+    assert calls == []  # day 1 read 700, 700; day 2 its third reading 700: apart no more
+
+
+def test_a_slow_drift_is_a_drift_and_no_step():
+    levels = {"footprint": {"heap_bytes": lambda d: 209_000_000 + d * 200 * KiB}}
+    _, calls, _ = run(FakeBuilds(levels), 12)
+    (call,) = calls
+    assert (call.sentinel, call.metric, call.kind) == ("footprint", "footprint-heap", "drift")
+    assert not call.confirmed
+
+
+def test_broken_builds_are_kept_skipped_and_passed_by():
+    levels = {"graph": {"heap_peak_increase_bytes": lambda d: 26_000_000 + 8_000_000 * (d >= 4)}}
+    fake = FakeBuilds(levels, broken={"2.23.0.dev20261003"})
+    _, calls, w = run(fake, 6, every=2)
+    (call,) = calls
+    assert (call.before.version[-2:], call.after.version[-2:]) == ("02", "04")
+    assert call.adjacent and call.confirmed  # 03, between them, is broken
+    broken = {e.version[-2:]: e.broken for e in w.entries if e.broken}
+    assert broken == {"03": "does not import: ImportError"}
+
+
+def compare_reading(answers):
+    told = iter(answers)
+
+    def compare(old: Build, new: Build) -> dict:
+        answer, ratio = next(told)
+        return {"old": old.version, "new": new.version, "answer": answer, "ratio": ratio,
+                "low": ratio * 0.97, "high": ratio * 1.03, "pairs": 8, "margin": 0.02,
+                "skipped": None}  # fmt: skip
+
+    return compare
+
+
+def test_time_is_called_only_when_it_reads_different_twice_the_same_way():
+    _, calls, w = run(
+        FakeBuilds(),
+        3,
+        compare=compare_reading([("same", 1.0), ("different", 1.12), ("different", 1.10)]),
+    )
+    (call,) = calls
+    assert (call.metric, call.before.version[-2:], call.after.version[-2:]) == ("time", "02", "03")
+    assert call.confirmed and call.values[1] == pytest.approx((1.12 * 1.10) ** 0.5)
+    _, calls, _ = run(
+        FakeBuilds(),
+        3,
+        compare=compare_reading([("same", 1.0), ("different", 1.12), ("same", 1.01)]),
+    )
+    (call,) = calls
+    assert not call.confirmed
+    # the first build has nothing to be compared with
+    assert [len(e.times) for e in w.entries] == [0, 1, 2]
+
+
+def test_a_history_is_kept_read_back_and_checked(tmp_path: Path):
+    levels = {"loop": {"retained_bytes_per_iteration": lambda d: 700.0 + 2048 * (d >= 3)}}
+    _, calls, w = run(FakeBuilds(levels), 4, every=2)
+    for e in w.entries:
+        series.save(e, tmp_path, "m1")
+    back = series.load(tmp_path, "m1")
+    assert [e.readings for e in back] == [e.readings for e in w.entries]
+    assert [(e.build, e.before) for e in back] == [(e.build, e.before) for e in w.entries]
+    assert watch.calls(back) == calls  # what a step's call rests on is kept
+    path = tmp_path / "nightly" / "m1" / "2.23.0.dev20261001.json"
+    path.rename(path.with_name("2.23.0.dev20261009.json"))
+    with pytest.raises(keptfiles.KeptFileError, match="holds build 2.23.0.dev20261001"):
+        series.load(tmp_path, "m1")
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda d: d["readings"]["loop"][0].update(status="<b>"), "readings['loop'][0].status"),
+        (lambda d: d["build"].update(version="2.23.0; rm -rf /"), "build.version"),
+        (lambda d: d["build"].update(git_version="x`id`"), "build.git_version"),
+        (lambda d: d.update(times=[{"old": "2.23.0.dev20261001", "new": "2.23.0.dev20261009",
+                                    "answer": "same", "pairs": 8, "margin": 0.02}]), "times"),
+        (lambda d: d["readings"].update({"a-b": []}), "readings"),
+    ],
+)  # fmt: skip
+def test_a_kept_build_not_of_its_form_is_refused_naming_the_field(tmp_path: Path, change, field):
+    _, _, w = run(FakeBuilds(), 1)
+    path = series.save(w.entries[0], tmp_path, "m1")
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(keptfiles.KeptFileError, match=re.escape(field)):
+        series.load(tmp_path, "m1")
+
+
+def test_the_site_page_shows_the_calls_escapes_what_it_was_given_and_names_bad_files(tmp_path):
+    from tfbench.publish import nightly
+
+    levels = {"loop": {"retained_bytes_per_iteration": lambda d: 700.0 + 2048 * (d >= 3)}}
+    _, calls, w = run(FakeBuilds(levels, broken={"2.23.0.dev20261004"}), 5)
+    w.entries[0].readings["eager"][0].update(status="error", error="<script>alert(1)</script>")
+    for e in w.entries:
+        series.save(e, tmp_path, "m1")
+    (tmp_path / "nightly" / "m1" / "2.23.0.dev20261009.json").write_text('{"format": 1}')
+    assert nightly.render(tmp_path / "elsewhere") is None
+    page = nightly.render(tmp_path)
+    assert "<script>" not in page
+    assert "5 builds read, 2.23.0.dev20261001 to 2.23.0.dev20261005" in page
+    assert "<strong>step</strong>: loop retained" in page and "(confirmed)" in page
+    assert (
+        'href="https://github.com/tensorflow/tensorflow/compare/0000002abcdef...0000003abcdef"'
+        in page
+    )
+    assert "2.23.0.dev20261004: does not import: ImportError" in page
+    assert "2.23.0.dev20261009.json: build: missing: skipped" in page
+    assert page.count("<svg") == sum(map(len, sentinels.FIGURES.values()))

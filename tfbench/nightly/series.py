@@ -1,0 +1,108 @@
+"""The nightly history of one machine: results/nightly/<machine>/<version>.json, one file per
+tf-nightly build the watch read (its sentinels' readings, or why it is broken; its time
+against the build read before it). Files may come from another machine: each is read
+through tfbench.keptfiles, and a build's file is named by its version."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+
+from tfbench import figures, formats, grammar, keptfiles
+from tfbench.keptfiles import KeptFileError, NightlyBuild
+from tfbench.nightly.policy import Build
+
+FOLDER = "nightly"
+# what a reading keeps of a measured record: its figures, and what says how it ran
+KEEP = (
+    {f.field for f in figures.FIGURES if f.field}
+    | {f.interval for f in figures.FIGURES if f.interval}
+    | {"status", "error", "tf_version", "params", "device", "iterations", "warmup", "counters"}
+)
+
+
+@dataclass
+class Entry:
+    """A build as read: its sentinels' readings (sentinel -> records), or why it is broken."""
+
+    build: Build
+    before: str | None = None  # the build published before it on the index (None: first)
+    readings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    broken: str | None = None
+    times: list[dict[str, Any]] = field(default_factory=list)  # keptfiles.Compared: its
+    # timed sentinel against the build read before it, in one run (twice where it differed)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> str:
+        return self.build.version
+
+
+def folder(results_dir: Path, machine: str) -> Path:
+    return results_dir / FOLDER / grammar.machine(machine, "machine")
+
+
+def compact(record: dict[str, Any]) -> dict[str, Any]:
+    """A measured record as the nightly history keeps it (a step's RSS and heap after each
+    iteration left out: its figures say what they hold)."""
+    return {
+        k: v
+        for k, v in record.items()
+        if k in KEEP and not (k in ("rss_bytes", "heap_bytes") and isinstance(v, list))
+    }
+
+
+def _entry(kept: NightlyBuild) -> Entry:
+    b = kept["build"]
+    return Entry(
+        Build(b["version"], b["uploaded"], b["git_version"]),
+        kept["before"],
+        kept["readings"],
+        kept["broken"],
+        [dict(t) for t in kept["times"]],
+        dict(kept["environment"]),
+    )
+
+
+def read(path: Path) -> Entry:
+    """A build's file, of its form and named by its version (KeptFileError: which field)."""
+    entry = _entry(keptfiles.nightly_build(path))
+    if path.name != f"{entry.version}.json":
+        raise KeptFileError(path, f"holds build {entry.version}, not the one it is named by")
+    return entry
+
+
+def load(results_dir: Path, machine: str) -> list[Entry]:
+    """The machine's builds read, oldest first (KeptFileError names a file not of its form)."""
+    where = folder(results_dir, machine)
+    found = [read(path) for path in sorted(where.glob("*.json"))] if where.is_dir() else []
+    return sorted(found, key=lambda e: Version(e.version))
+
+
+def save(entry: Entry, results_dir: Path, machine: str) -> Path:
+    """Write a build's file (replacing this machine's earlier reading of it), checked as a
+    reader will read it."""
+    body = {
+        formats.KEY: formats.NIGHTLY,
+        "build": {
+            "version": entry.build.version,
+            "uploaded": entry.build.uploaded,
+            "git_version": entry.build.git_version,
+        },
+        "before": entry.before,
+        "readings": {s: [compact(r) for r in rs] for s, rs in entry.readings.items()},
+        "broken": entry.broken,
+        "times": entry.times,
+        "environment": entry.environment,
+    }
+    keptfiles.check_nightly_build(json.loads(json.dumps(body)))
+    path = folder(results_dir, machine) / f"{entry.version}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
+    partial.replace(path)
+    return path

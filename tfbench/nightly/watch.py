@@ -1,0 +1,274 @@
+"""The nightly watch: every tf-nightly build read the day it is published, and the day a
+sentinel's figure steps named with its one-day commit range.
+
+A run reads the builds of a window not read yet (normally one: the newest) on the sentinel
+set (tfbench.nightly.sentinels), each READINGS times in fresh processes, and its timed
+sentinel against the build read before it, in pairs of processes (tfbench.pairs). Then it
+decides per sentinel and figure over the whole history (tfbench.nightly.series):
+
+- step: two neighbouring builds read apart (tfbench.nightly.policy.separation: their ranges
+  part by more than the figure's floor). Where they are not adjacent on the index (a
+  sampled backfill), the build halfway between is read, until they are; then both are read
+  CONFIRMING more times, and it is called only if they still read apart. Time: the pair
+  reader said different twice, the same way.
+- drift: the history's ends read apart and no step explains it.
+- none: the rest.
+
+Each step is called with the compare view of its two builds' commits (builds.compare_url).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from tfbench.nightly import builds, policy, sentinels
+from tfbench.nightly.policy import Broken, Build
+from tfbench.nightly.series import Entry
+
+READINGS = 2  # fresh processes a build is first read in (the heap's figures repeat)
+CONFIRMING = 1  # readings more of a step's two builds before it is called
+ROUNDS = 12  # builds read (or read again) a run to place and confirm steps, at most
+STEP, DRIFT = "step", "drift"
+
+# one reading of every sentinel of a build (its environment made first), and the build with
+# its GIT_VERSION; Broken
+ReadBuild = Callable[[Build], tuple[Build, dict[str, dict]]]
+# the timed sentinel of two builds compared in pairs (keptfiles.Compared's form)
+Compare = Callable[[Build, Build], dict]
+
+
+@dataclass(frozen=True)
+class Call:
+    sentinel: str
+    metric: str  # a tfbench.figures name
+    kind: str  # STEP or DRIFT
+    before: Build
+    after: Build
+    values: tuple[float | None, float | None]  # the medians (time: 1 and the ratio)
+    adjacent: bool  # the two builds are neighbours on the index
+    confirmed: bool  # a step read apart again (time: twice different) at adjacent builds
+
+    @property
+    def compare_url(self) -> str | None:
+        return builds.compare_url(self.before.git_version, self.after.git_version)
+
+
+def window(
+    read: list[Entry],
+    index: list[Build],
+    since: str | None = None,
+    until: str | None = None,
+    every: int = 1,
+) -> list[Build]:
+    """The builds to read, oldest first: every `every`-th build of the index from `since`
+    (default: after the newest read; none read: the newest build alone) up to `until`, the
+    last always, leaving out those read."""
+    done = {e.version for e in read}
+    pool = [b for b in index if until is None or Version(b.version) <= Version(until)]
+    if since is not None:
+        pool = [b for b in pool if Version(b.version) >= Version(since)]
+    elif read:
+        newest = max(read, key=lambda e: e.build.uploaded).build.uploaded
+        pool = [b for b in pool if b.uploaded > newest]
+    else:
+        pool = pool[-1:]
+    sampled = pool[::every] + [b for b in pool[-1:] if (len(pool) - 1) % every]
+    return [b for b in sampled if b.version not in done]
+
+
+def working(entries: list[Entry], sentinel: str) -> list[Entry]:
+    return [e for e in entries if e.broken is None and e.readings.get(sentinel)]
+
+
+def between(a: Build, b: Build, index: list[Build], entries: list[Entry]) -> list[Build]:
+    """The builds of the index between two, leaving out those known broken."""
+    at = {x.version: k for k, x in enumerate(index)}
+    if a.version not in at or b.version not in at:
+        return []
+    broken = {e.version for e in entries if e.broken}
+    return [x for x in index[at[a.version] + 1 : at[b.version]] if x.version not in broken]
+
+
+def _adjacent(a: Build, b: Build, entries: list[Entry]) -> bool:
+    """Neighbours on the index, but for broken builds between (as each entry kept the
+    build published before it): a sampled pair is not."""
+    by_version = {e.version: e for e in entries}
+    previous = by_version[b.version].before if b.version in by_version else None
+    while previous in by_version and previous != a.version and by_version[previous].broken:
+        previous = by_version[previous].before
+    return previous == a.version
+
+
+def _median(metric: str, entry: Entry, sentinel: str) -> float | None:
+    return policy.median(metric, entry.readings[sentinel])
+
+
+def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]:
+    """The steps of one sentinel's figure over the history, else its drift."""
+    series = working(entries, sentinel)
+    found = []
+    for a, b in zip(series, series[1:]):
+        if policy.separation(metric, a.readings[sentinel], b.readings[sentinel]) == "apart":
+            least = min(len(a.readings[sentinel]), len(b.readings[sentinel]))
+            adjacent = _adjacent(a.build, b.build, entries)
+            found.append(
+                Call(
+                    sentinel,
+                    metric,
+                    STEP,
+                    a.build,
+                    b.build,
+                    (_median(metric, a, sentinel), _median(metric, b, sentinel)),
+                    adjacent,
+                    adjacent and least >= READINGS + CONFIRMING,
+                )  # fmt: skip
+            )
+    if found or len(series) < 2:
+        return found
+    first, last = series[0], series[-1]
+    if policy.separation(metric, first.readings[sentinel], last.readings[sentinel]) != "apart":
+        return []
+    values = (_median(metric, first, sentinel), _median(metric, last, sentinel))
+    return [Call(sentinel, metric, DRIFT, first.build, last.build, values, False, False)]
+
+
+def time_calls(entries: list[Entry]) -> list[Call]:
+    """The timed sentinel's steps: a build whose comparison with the build before read
+    different (confirmed when a second one did too, the same way)."""
+    by_version = {e.version: e.build for e in entries}
+    found = []
+    for e in entries:
+        told = [t for t in e.times if t["answer"] == "different" and t["ratio"]]
+        if not told or told[0]["old"] not in by_version:
+            continue
+        before = by_version[told[0]["old"]]
+        same_way = [t for t in told if t["old"] == before.version and t["ratio"] > 1] or [
+            t for t in told if t["old"] == before.version and t["ratio"] < 1
+        ]
+        ratio = math.exp(sum(math.log(t["ratio"]) for t in same_way) / len(same_way))
+        adjacent = _adjacent(before, e.build, entries)
+        found.append(
+            Call(
+                sentinels.TIMED,
+                "time",
+                STEP,
+                before,
+                e.build,
+                (1.0, ratio),
+                adjacent,
+                adjacent and len(same_way) >= 2,
+            )  # fmt: skip
+        )
+    return found
+
+
+def calls(entries: list[Entry]) -> list[Call]:
+    """Every call over the history: each sentinel's figures, then time."""
+    found = [
+        c
+        for sentinel, metrics in sentinels.FIGURES.items()
+        for metric in metrics
+        for c in figure_calls(entries, sentinel, metric)
+    ]
+    return found + time_calls(entries)
+
+
+class Watch:
+    """A run of the watch over a history (entries, oldest first), reading builds by
+    `read_build` and timing them by `compare` (None: time not read), saving each build's
+    entry by `save` as soon as it is read."""
+
+    def __init__(
+        self,
+        entries: list[Entry],
+        index: list[Build],
+        read_build: ReadBuild,
+        compare: Compare | None,
+        save: Callable[[Entry], object],
+        environment: dict[str, str],
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.entries, self.index = list(entries), index
+        self.read_build, self.compare, self.save = read_build, compare, save
+        self.environment, self.say = environment, say
+
+    def entry(self, build: Build) -> Entry:
+        known = {e.version: e for e in self.entries}
+        if build.version not in known:
+            at = [b.version for b in self.index].index(build.version)
+            before = self.index[at - 1].version if at else None
+            known[build.version] = Entry(build, before=before, environment=self.environment)
+            self.entries.append(known[build.version])
+            self.entries.sort(key=lambda e: e.build.uploaded)
+        return known[build.version]
+
+    def read(self, build: Build, count: int) -> Entry:
+        """The build's entry with `count` readings more (or why it is broken), saved."""
+        entry = self.entry(build)
+        try:
+            for _ in range(count):
+                entry.build, reading = self.read_build(build)
+                for sentinel, record in reading.items():
+                    entry.readings.setdefault(sentinel, []).append(record)
+        except Broken as e:
+            entry.broken = str(e)
+            self.say(f"{build.version}: skipped, {e}")
+        self.save(entry)
+        return entry
+
+    def time(self, entry: Entry) -> None:
+        """Compare the timed sentinel with the build read before (working), saved."""
+        before = [
+            e
+            for e in working(self.entries, sentinels.TIMED)
+            if e.build.uploaded < entry.build.uploaded
+        ]
+        if self.compare is None or entry.broken or not before:
+            return
+        try:
+            entry.times.append(self.compare(before[-1].build, entry.build))
+        except Broken as e:
+            self.say(f"time {before[-1].version} -> {entry.version}: not read, {e}")
+        self.save(entry)
+
+    def run(self, builds_to_read: list[Build]) -> list[Call]:
+        """Read the builds, then place and confirm every step within ROUNDS more readings;
+        every call over the history."""
+        for build in builds_to_read:
+            self.time(self.read(build, READINGS))
+        for _ in range(ROUNDS):
+            pending = [c for c in calls(self.entries) if self.unsettled(c)]
+            if not pending:
+                break
+            self.settle(pending[0])
+        return calls(self.entries)
+
+    def unsettled(self, call: Call) -> bool:
+        """A step not confirmed that more reading may settle (time: compared twice at most)."""
+        if call.kind != STEP or call.confirmed:
+            return False
+        if call.metric == "time" and call.adjacent:
+            return self.compare is not None and len(self.entry(call.after).times) < 2
+        return True
+
+    def settle(self, call: Call) -> None:
+        """One reading toward a step's call: the build halfway between its two (not
+        adjacent), else both read again (time: compared again)."""
+        inside = between(call.before, call.after, self.index, self.entries)
+        if inside:
+            middle = inside[(len(inside) - 1) // 2]
+            self.say(f"{call.sentinel} {call.metric}: reading {middle.version}, between")
+            self.time(self.read(middle, READINGS))
+        elif call.metric == "time" and self.compare is not None:
+            self.say(f"time {call.before.version} -> {call.after.version}: reading it again")
+            entry = self.entry(call.after)
+            entry.times.append(self.compare(call.before, call.after))
+            self.save(entry)
+        else:
+            self.say(f"{call.sentinel} {call.metric}: reading both builds of the step again")
+            for build in (call.before, call.after):
+                self.read(build, CONFIRMING)

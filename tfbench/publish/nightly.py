@@ -1,0 +1,122 @@
+"""The nightly watch as a page of the published site (nightly.html): each machine's history
+of tf-nightly builds (results/nightly/<machine>/), the steps and drifts it calls with their
+commits, each sentinel's figures over the builds, and the time comparisons read."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from tfbench import escape, grammar
+from tfbench.keptfiles import KeptFileError
+from tfbench.nightly import policy, sentinels, series, watch
+from tfbench.nightly.series import Entry
+from tfbench.pairs.verdict import compared_line
+from tfbench.publish.html import STYLE, plot
+from tfbench.units import KiB, MiB
+
+PAGE = "nightly.html"
+# a figure as plotted: its title and the scale of its axis
+SCALES = {
+    "footprint-heap": ("the heap after import (MiB)", 1 / MiB),
+    "retained": ("retained per iteration (KiB)", 1 / KiB),
+    "heap-peak": ("heap peak increase (MiB)", 1 / MiB),
+}
+TICKS = 12  # build labels on an axis, at most
+
+
+def histories(results_dir: Path) -> tuple[dict[str, list[Entry]], list[str]]:
+    """Each machine's builds read, oldest first; the files that could not be read, why."""
+    found: dict[str, list[Entry]] = {}
+    problems: list[str] = []
+    root = results_dir / series.FOLDER
+    for where in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (where.is_dir() and grammar.MACHINE.fullmatch(where.name)):
+            continue
+        entries = []
+        for path in sorted(where.glob("*.json")):
+            try:
+                entries.append(series.read(path))
+            except KeptFileError as e:
+                problems.append(f"{e}: skipped")
+        found[where.name] = sorted(entries, key=lambda e: e.build.uploaded)
+    return {m: es for m, es in found.items() if es}, problems
+
+
+def _call(c: watch.Call) -> str:
+    a, b = (policy.figure_text(c.metric, v) for v in c.values)
+    if c.metric == "time":
+        a, b = "1", f"x{c.values[1]:.3f}"
+    state = {True: "confirmed", False: "not confirmed"}[c.confirmed] if c.kind == "step" else ""
+    url = c.compare_url
+    link = f' <a href="{html.escape(url)}">commits</a>' if url else " (a GIT_VERSION is missing)"
+    return (
+        f"<li><strong>{c.kind}</strong>: {html.escape(c.sentinel)} "
+        f"{html.escape(c.metric)} {html.escape(a)} &rarr; {html.escape(b)}, "
+        f"{html.escape(c.before.version)} &rarr; {html.escape(c.after.version)}"
+        + (f" ({state})" if state else "")
+        + f"{link}</li>"
+    )
+
+
+def _plots(entries: list[Entry]) -> list[str]:
+    labels = [e.version.rsplit("dev", 1)[-1] for e in entries]
+    out = []
+    for sentinel, metrics in sentinels.FIGURES.items():
+        read = [e.readings.get(sentinel, []) if e.broken is None else [] for e in entries]
+        for metric in metrics:
+            title, scale = SCALES[metric]
+            values = [policy.median(metric, r) for r in read]
+            points = {sentinel: [None if v is None else v * scale for v in values]}
+            svg = plot(title, labels, points, every=max(1, len(labels) // TICKS))
+            caption = f"{html.escape(sentinel)}: {html.escape(title)}"
+            out.append(f"<figure>{svg}<figcaption>{caption}</figcaption></figure>")
+    return out
+
+
+def _machine(name: str, entries: list[Entry]) -> list[str]:
+    first, last = entries[0].version, entries[-1].version
+    out = [
+        f"<h2>Machine {html.escape(name)}</h2>",
+        f"<p>{len(entries)} builds read, {html.escape(first)} to {html.escape(last)}.</p>",
+    ]
+    calls = watch.calls(entries)
+    out.append("<h3>Called</h3>")
+    out += ["<ul>", *map(_call, calls), "</ul>"] if calls else ["<p>No step and no drift.</p>"]
+    broken = [e for e in entries if e.broken]
+    if broken:
+        items = "".join(
+            f"<li>{html.escape(e.version)}: {html.escape(e.broken or '')}</li>" for e in broken
+        )
+        out.append(f"<h3>Builds that could not be read</h3><ul>{items}</ul>")
+    out += ["<h3>Sentinels, build by build</h3>", *_plots(entries)]
+    times = [t for e in entries for t in e.times]
+    if times:
+        items = "".join(f"<li>{html.escape(compared_line(t))}</li>" for t in times)
+        out.append(
+            f"<h3>Time of {html.escape(sentinels.TIMED)}, each build against the one "
+            f"before, in one run</h3><ul>{items}</ul>"
+        )
+    return out
+
+
+def render(results_dir: Path) -> str | None:
+    """The page, or None where no machine has a nightly history."""
+    found, problems = histories(results_dir)
+    if not found and not problems:
+        return None
+    command = escape.command(["tfbench", "watch"])
+    out = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>tfbench nightly watch</title>",
+        f"<style>{STYLE}</style></head><body>",
+        '<p><a href="report.html">&larr; release report</a></p><h1>tfbench nightly watch</h1>',
+        f"<p>Every tf-nightly build read on the sentinels (<code>{html.escape(command)}</code>): "
+        "the heap's figures compare across machines and days; time only within one run.</p>",
+    ]
+    for name, entries in found.items():
+        out += _machine(name, entries)
+    if problems:
+        out.append("<h2>Files skipped</h2>")
+        out += [f"<p>{html.escape(p)}</p>" for p in problems]
+    out.append("</body></html>")
+    return "\n".join(out)
