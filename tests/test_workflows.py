@@ -80,7 +80,7 @@ def test_the_tracking_jobs_are_project_commands():
 @pytest.mark.parametrize("exit_code, passes", [(0, True), (1, True), (2, False), (70, False)])
 def test_the_watch_step_fails_on_an_error_but_not_on_a_step_called(tmp_path, exit_code, passes):
     stub = tmp_path / "tfbench"
-    stub.write_text(f"#!/bin/sh\necho \"called with $*\"\nexit {exit_code}\n")
+    stub.write_text(f'#!/bin/sh\necho "called with $*"\nexit {exit_code}\n')
     stub.chmod(0o755)
     run = subprocess.run(
         ["bash", str(ROOT / ".ci" / "watch"), "gha-test", "--no-time"],
