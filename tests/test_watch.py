@@ -234,3 +234,52 @@ def test_the_site_page_shows_the_calls_escapes_what_it_was_given_and_names_bad_f
     assert "2.23.0.dev20261004: does not import: ImportError" in page
     assert "2.23.0.dev20261009.json: build: missing: skipped" in page
     assert page.count("<svg") == sum(map(len, sentinels.FIGURES.values()))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--since", "2.23.0"],
+        ["--until", "latest"],
+        ["--every", "0"],
+        ["--machine", "a b"],
+        ["--iterations", "0"],
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_before_anything_is_read(argv, capsys):
+    from tfbench import cli
+
+    assert cli.main(["watch", *argv]) == cli.EXIT_BAD_INPUT
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_kept_build_not_of_its_form_stops_the_watch_naming_it(tmp_path, capsys):
+    from tfbench import cli
+
+    where = tmp_path / "nightly" / "m1"
+    where.mkdir(parents=True)
+    (where / "2.23.0.dev20261001.json").write_text('{"format": 1, "build": 3}')
+    assert cli.main(["watch", "--machine", "m1", "--results", str(tmp_path)]) == 2
+    assert "2.23.0.dev20261001.json: build: " in capsys.readouterr().err
+
+
+def test_the_command_prints_each_call_with_its_commits_and_exits_1_on_a_step(
+    tmp_path, monkeypatch, capsys
+):
+    from tfbench import cli
+    from tfbench.nightly import run as nightly
+
+    levels = {"session": {"heap_peak_increase_bytes": lambda d: 34_000_000 + 9_000_000 * (d >= 2)}}
+    todo, calls, _ = run(FakeBuilds(levels), 3)
+    monkeypatch.setattr(nightly, "watching", lambda *a, **k: (todo, calls))
+    assert cli.main(["watch", "--machine", "m1"]) == 1
+    out = capsys.readouterr().out
+    assert "read: 2.23.0.dev20261001, 2.23.0.dev20261002, 2.23.0.dev20261003" in out
+    assert (
+        "step: session heap-peak 32.43 MiB -> 41.01 MiB" in out
+        and "2.23.0.dev20261001 -> 2.23.0.dev20261002" in out
+    )
+    assert "compare/0000001abcdef...0000002abcdef" in out
+    monkeypatch.setattr(nightly, "watching", lambda *a, **k: (todo, []))
+    assert cli.main(["watch", "--machine", "m1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"read": [b.version for b in todo], "calls": []}
