@@ -342,6 +342,7 @@ def watch_calls(read: list[str], calls: list[Any]) -> str:
         lines += [
             f"{c.kind}: {c.sentinel} {c.metric} {a} -> {b}, "
             f"{c.before.version} -> {c.after.version}" + (f" ({state})" if state else ""),
+            f"  readings {c.readings_text()}",
             f"  commits  {c.compare_url or 'n/a (a GIT_VERSION is missing)'}",
         ]
     if not calls:

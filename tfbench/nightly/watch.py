@@ -49,12 +49,20 @@ class Call:
     before: Build
     after: Build
     values: tuple[float | None, float | None]  # the medians (time: 1 and the ratio)
+    readings: tuple[tuple[float, ...], tuple[float, ...]]  # each reading (time: the ratios)
     adjacent: bool  # the two builds are neighbours on the index
     confirmed: bool  # a step read apart again (time: twice different) at adjacent builds
 
     @property
     def compare_url(self) -> str | None:
         return builds.compare_url(self.before.git_version, self.after.git_version)
+
+    def readings_text(self) -> str:
+        """Each reading of the two builds, as the outputs show them (time: each ratio)."""
+        if self.metric == "time":
+            return ", ".join(f"x{r:.3f}" for r in self.readings[1])
+        a, b = (", ".join(policy.figure_text(self.metric, v) for v in r) for r in self.readings)
+        return f"{a}; then {b}"
 
 
 def window(
@@ -107,6 +115,11 @@ def _median(metric: str, entry: Entry, sentinel: str) -> float | None:
     return policy.median(metric, entry.readings[sentinel])
 
 
+def _read(metric: str, entry: Entry, sentinel: str) -> tuple[float, ...]:
+    found = (policy.figure(metric, r) for r in entry.readings[sentinel])
+    return tuple(v for v in found if v is not None)
+
+
 def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]:
     """The steps of one sentinel's figure over the history, else its drift."""
     series = working(entries, sentinel)
@@ -123,9 +136,10 @@ def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]
                     a.build,
                     b.build,
                     (_median(metric, a, sentinel), _median(metric, b, sentinel)),
+                    (_read(metric, a, sentinel), _read(metric, b, sentinel)),
                     adjacent,
                     adjacent and least >= READINGS + CONFIRMING,
-                )  # fmt: skip
+                )
             )
     if found or len(series) < 2:
         return found
@@ -133,7 +147,8 @@ def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]
     if policy.separation(metric, first.readings[sentinel], last.readings[sentinel]) != "apart":
         return []
     values = (_median(metric, first, sentinel), _median(metric, last, sentinel))
-    return [Call(sentinel, metric, DRIFT, first.build, last.build, values, False, False)]
+    read = (_read(metric, first, sentinel), _read(metric, last, sentinel))
+    return [Call(sentinel, metric, DRIFT, first.build, last.build, values, read, False, False)]
 
 
 def time_calls(entries: list[Entry]) -> list[Call]:
@@ -159,9 +174,10 @@ def time_calls(entries: list[Entry]) -> list[Call]:
                 before,
                 e.build,
                 (1.0, ratio),
+                ((), tuple(t["ratio"] for t in e.times if t["old"] == before.version)),
                 adjacent,
                 adjacent and len(same_way) >= 2,
-            )  # fmt: skip
+            )
         )
     return found
 

@@ -55,7 +55,7 @@ def _call(c: watch.Call) -> str:
         f"{html.escape(c.metric)} {html.escape(a)} &rarr; {html.escape(b)}, "
         f"{html.escape(c.before.version)} &rarr; {html.escape(c.after.version)}"
         + (f" ({state})" if state else "")
-        + f"{link}</li>"
+        + f"{link}<br>readings: {html.escape(c.readings_text())}</li>"
     )
 
 
