@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tfbench import keptfiles
+from tfbench import figures, keptfiles
 from tfbench.nightly import sentinels, series, watch
 from tfbench.nightly.policy import Broken, Build
 from tfbench.nightly.series import Entry
@@ -283,3 +283,68 @@ def test_the_command_prints_each_call_with_its_commits_and_exits_1_on_a_step(
     monkeypatch.setattr(nightly, "watching", lambda *a, **k: (todo, []))
     assert cli.main(["watch", "--machine", "m1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"read": [b.version for b in todo], "calls": []}
+
+
+@pytest.mark.slow
+def test_a_real_build_is_read_on_every_sentinel_and_kept(tmp_path):
+    """One published build read for real, in its own environment (made from PyPI when it is
+    not cached): every sentinel measured twice, the file kept of its form."""
+    import subprocess
+    import sys
+
+    version = "2.23.0.dev20261026"
+    tfbench = Path(sys.executable).parent / "tfbench"
+    argv = ["watch", "--since", version, "--until", version, "--no-time", "--machine", "t"]
+    run = subprocess.run(
+        [str(tfbench), *argv, "--results", str(tmp_path)],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.startswith(f"read: {version}\n")
+    (entry,) = series.load(tmp_path, "t")
+    assert entry.build.git_version and entry.broken is None and entry.before
+    for sentinel in sentinels.SENTINELS:
+        assert [r["status"] for r in entry.readings[sentinel]] == ["ok", "ok"], sentinel
+    heap = [r["heap_bytes"] for r in entry.readings["footprint"]]
+    assert 100 << 20 < heap[0] < 400 << 20 and abs(heap[0] - heap[1]) < 512 << 10
+
+
+AA = Path(__file__).parent / "data" / "nightly" / "aa-2.23.0.dev20261026.json"
+
+
+def test_a_build_read_as_eight_days_calls_nothing_and_a_planted_step_is_named():
+    """The A/A kept from tests/validation/watch_aa.py (one build read 3 times on each of 8
+    "days", in fresh processes): no call; each figure moved by twice its floor from the
+    fifth day on is called at the fourth and fifth days, confirmed."""
+    from validation import watch_aa
+
+    days = json.loads(AA.read_text())["days"]
+    assert watch.calls(watch_aa.history(days)) == []
+    for sentinel, metrics in sentinels.FIGURES.items():
+        for metric in metrics:
+            values = [figures.named(metric).of(r) for d in days for r in d[sentinel]]
+            floor = figures.floor(metric, [v for v in values if v is not None])
+            moved = watch_aa.history(watch_aa.planted(days, sentinel, metric, 2 * floor))
+            (call,) = watch.calls(moved)
+            assert (call.sentinel, call.metric, call.kind) == (sentinel, metric, watch.STEP)
+            assert (call.before, call.after) == (moved[3].build, moved[4].build)
+            assert call.confirmed
+
+
+def test_merge_copies_a_runners_builds_of_their_form_and_skips_the_rest(tmp_path):
+    from tfbench.publish import merge
+
+    _, _, w = run(FakeBuilds(), 2)
+    source = tmp_path / "artifact"
+    for e in w.entries:
+        series.save(e, source, "gha")
+    bad = source / "nightly" / "gha" / "2.23.0.dev20261009.json"
+    bad.write_text((source / "nightly" / "gha" / "2.23.0.dev20261001.json").read_text())
+    merged = merge.merge([source], tmp_path / "results")
+    assert sorted(p.name for p in merged.added) == [
+        "2.23.0.dev20261001.json", "2.23.0.dev20261002.json"
+    ]  # fmt: skip
+    assert [s for s in merged.skipped if "not the one it is named by" in s]
+    assert [e.readings for e in series.load(tmp_path / "results", "gha")] == [
+        e.readings for e in w.entries
+    ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -91,8 +92,11 @@ def replay(path: Path, draws: int, seed: int) -> None:
                 key = (c.sentinel, c.metric)
                 false_steps[key] = false_steps.get(key, 0) + 1
     comparisons = draws * (len(days) - 1)
-    print("\n| sentinel | figure | floor | false steps / comparisons | smallest step named |")
-    print("|---|---|---|---|---|")
+    print(
+        "\n| sentinel | figure | median | spread of the readings | floor "
+        "| false steps / comparisons | smallest step named |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for sentinel, metrics in sentinels.FIGURES.items():
         for metric in metrics:
             figure = figures.named(metric)
@@ -111,7 +115,8 @@ def replay(path: Path, draws: int, seed: int) -> None:
             )
             text = f"{named} floors" if named else f"none up to {FACTORS[-1]} floors"
             print(
-                f"| {sentinel} | {metric} | {floor:,.0f} | "
+                f"| {sentinel} | {metric} | {statistics.median(values):,.0f} | "
+                f"{max(values) - min(values):,.0f} | {floor:,.0f} | "
                 f"{false_steps.get((sentinel, metric), 0)} / {comparisons} | {text} |"
             )
 
