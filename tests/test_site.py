@@ -255,3 +255,19 @@ def test_report_page_renders_tables_and_plots(served):
     dom = chromium(f"{served}/report.html", "report.png")
     assert dom.count('class="family"') >= 8 and dom.count("<svg") >= 8
     assert "What changed between adjacent releases" in dom and "Machine linux-2cpu-24gb" in dom
+
+
+@pytest.mark.browser
+def test_the_nightly_watch_and_asvs_graphs_of_the_nightlies_load_offline(served):
+    """The committed nightly history (tfbench watch): its page, linked from the report,
+    with the footprint's step of 2.22.0.dev20260215 called; and asv's own site of it, the
+    footprint's graph with one point per build read."""
+    assert 'href="nightly.html"' in chromium(f"{served}/report.html", "report-link.png")
+    dom = chromium(f"{served}/nightly.html", "nightly.png", "1400,2600")
+    assert "Machine linux-2cpu-24gb" in dom and dom.count("<svg") == 15
+    assert "2.22.0.dev20260214 → 2.22.0.dev20260215" in dom and "(confirmed)" in dom
+    graph = chromium(
+        f"{served}/nightly/index.html#nightly.Footprint.track_footprint_heap", "nightly-asv.png"
+    )
+    assert "continental origin of swallow" not in graph
+    assert "2.22.0.dev20260215" in graph

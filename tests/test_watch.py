@@ -348,3 +348,24 @@ def test_merge_copies_a_runners_builds_of_their_form_and_skips_the_rest(tmp_path
     assert [e.readings for e in series.load(tmp_path / "results", "gha")] == [
         e.readings for e in w.entries
     ]
+
+
+def test_asvs_site_of_the_nightlies_has_a_commit_a_build_and_finds_the_step(tmp_path):
+    """The nightly history as asv's own site: one commit per build (dated by its upload,
+    its GIT_VERSION in the message), each sentinel's figure a graph, and asv's regressions
+    page naming the planted step's build."""
+    from tfbench.history.repo import _git
+    from tfbench.publish import nightly_graphs
+
+    levels = {"footprint": {"heap_bytes": lambda d: 209_000_000 + 16_000_000 * (d >= 4)}}
+    _, _, w = run(FakeBuilds(levels), 6)
+    html = nightly_graphs.build({"m1": w.entries}, {}, tmp_path)
+    index = json.loads((html / "index.json").read_text())
+    assert set(index["benchmarks"]) == {b["name"] for b in nightly_graphs.BENCHMARKS.values()}
+    assert list(index["tags"]) == [e.version for e in w.entries]
+    log = _git(tmp_path / "nightly.git", "log", "--format=%ad|%B", "--date=iso-strict", "main")
+    assert "2026-10-04T20:00:00+00:00|tf-nightly 2.23.0.dev20261004\n\nv1.12.1-148004-g" in log
+    (regression,) = json.loads((html / "regressions.json").read_text())["regressions"]
+    assert regression[0] == "nightly.Footprint.track_footprint_heap"
+    assert regression[-1][0][1] == 3  # the revision of the fourth build: the first bad
+    assert regression[-1][0][3] - regression[-1][0][2] == pytest.approx(16e6, rel=0.01)

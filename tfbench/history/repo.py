@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.version import Version
@@ -48,26 +49,32 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None, env: dict | None = 
     return run.stdout.decode().strip()
 
 
-def build_history(
-    versions: list[str], repo: Path = HISTORY_REPO, locks_dir: Path = LOCKS_DIR
-) -> dict[str, str]:
-    """(Re)create the bare history repository; returns tag -> commit hash."""
-    locks = sorted(
-        (read_lock(v, locks_dir) for v in versions), key=lambda lock: Version(lock.version)
-    )
+@dataclass(frozen=True)
+class Commit:
+    """One commit of a generated history: its files, date (ISO 8601), message, tag."""
+
+    files: dict[str, bytes]
+    date: str
+    message: str
+    tag: str
+
+
+def chain(repo: Path, commits: list[Commit]) -> dict[str, str]:
+    """(Re)create a bare repository holding `commits` in order on `main`, every byte fixed
+    (author, dates, message, files): the same hashes on every machine; tag -> hash."""
     if repo.exists():
         subprocess.run(["rm", "-rf", str(repo)], check=True)
     repo.mkdir(parents=True)
     _git(repo, "init", "--quiet", "--bare", "--template=", "--initial-branch=main")
     parent: str | None = None
     tags = {}
-    for lock in locks:
+    for commit in commits:
         entries = []
-        for name, data in sorted(lock.files.items()):
+        for name, data in sorted(commit.files.items()):
             blob = _git(repo, "hash-object", "-w", "--stdin", stdin=data)
             entries.append(f"100644 blob {blob}\t{name}\n")
         tree = _git(repo, "mktree", stdin="".join(entries).encode())
-        when = int(dt.datetime.fromisoformat(lock.released.replace("Z", "+00:00")).timestamp())
+        when = int(dt.datetime.fromisoformat(commit.date.replace("Z", "+00:00")).timestamp())
         date = f"{when} +0000"
         env = {
             "GIT_AUTHOR_NAME": IDENTITY[0],
@@ -77,15 +84,29 @@ def build_history(
             "GIT_AUTHOR_DATE": date,
             "GIT_COMMITTER_DATE": date,
         }
-        args = ["commit-tree", tree, "-m", f"TensorFlow {lock.version}"]
+        args = ["commit-tree", tree, "-m", commit.message]
         if parent:
             args += ["-p", parent]
         parent = _git(repo, *args, env=env)
-        tags[f"v{lock.version}"] = parent
-        _git(repo, "update-ref", f"refs/tags/v{lock.version}", parent)
+        tags[commit.tag] = parent
+        _git(repo, "update-ref", f"refs/tags/{commit.tag}", parent)
     if parent:
         _git(repo, "update-ref", "refs/heads/main", parent)
     return tags
+
+
+def build_history(
+    versions: list[str], repo: Path = HISTORY_REPO, locks_dir: Path = LOCKS_DIR
+) -> dict[str, str]:
+    """(Re)create the bare history repository; returns tag -> commit hash."""
+    locks = sorted(
+        (read_lock(v, locks_dir) for v in versions), key=lambda lock: Version(lock.version)
+    )
+    commits = [
+        Commit(dict(lock.files), lock.released, f"TensorFlow {lock.version}", f"v{lock.version}")
+        for lock in locks
+    ]
+    return chain(repo, commits)
 
 
 def history_tags(repo: Path = HISTORY_REPO) -> dict[str, str]:

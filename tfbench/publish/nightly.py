@@ -100,8 +100,9 @@ def _machine(name: str, entries: list[Entry]) -> list[str]:
     return out
 
 
-def render(results_dir: Path) -> str | None:
-    """The page, or None where no machine has a nightly history."""
+def render(results_dir: Path, graphs: bool = False) -> str | None:
+    """The page, or None where no machine has a nightly history; `graphs`: the site has
+    asv's graphs of the nightlies (tfbench.publish.nightly_graphs) to link."""
     found, problems = histories(results_dir)
     if not found and not problems:
         return None
@@ -113,6 +114,11 @@ def render(results_dir: Path) -> str | None:
         f"<p>Every tf-nightly build read on the sentinels (<code>{html.escape(command)}</code>): "
         "the heap's figures compare across machines and days; time only within one run.</p>",
     ]
+    if graphs:
+        out.append(
+            '<p>The same figures in asv: <a href="nightly/index.html">graphs</a>, '
+            '<a href="nightly/index.html#regressions">regressions</a>.</p>'
+        )
     for name, entries in found.items():
         out += _machine(name, entries)
     if problems:

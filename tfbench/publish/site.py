@@ -19,8 +19,18 @@ from pathlib import Path
 
 from asv.config import Config
 
+from tfbench import keptfiles
 from tfbench.history.asvconf import derived_config, load_config
-from tfbench.publish import assets, filed, html, markdown, nightly, report, results
+from tfbench.publish import (
+    assets,
+    filed,
+    html,
+    markdown,
+    nightly,
+    nightly_graphs,
+    report,
+    results,
+)
 
 
 class PublishError(RuntimeError):
@@ -33,12 +43,13 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def write_report(data: results.Data, html_dir: Path) -> None:
+def write_report(data: results.Data, html_dir: Path, graphs: bool = False) -> None:
     """report.md and report.html, from one Report; the reports filed upstream they link,
-    rendered from their checked bisect.json; the nightly watch's page, where it has read."""
+    rendered from their checked bisect.json; the nightly watch's page, where it has read
+    (linking asv's graphs of the nightlies where `graphs`)."""
     built = report.build(data)
     html_dir.mkdir(parents=True, exist_ok=True)
-    page = nightly.render(data.results_dir) if data.results_dir is not None else None
+    page = nightly.render(data.results_dir, graphs) if data.results_dir is not None else None
     if page is not None:
         _write_atomic(html_dir / nightly.PAGE, page)
         built = dataclasses.replace(built, nightly=True)
@@ -108,9 +119,31 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config)])
     if run.returncode:
         raise PublishError(f"asv publish failed (exit {run.returncode})")
+    graphs = _nightly_graphs(data, scratch / "nightly")
     try:
         assets.vendor(built)
+        if graphs:
+            assets.vendor(graphs)
     except assets.AssetError as e:
         raise PublishError(str(e)) from e
-    write_report(data, built)
+    if graphs:
+        graphs.rename(built / nightly_graphs.FOLDER)
+    write_report(data, built, graphs=graphs is not None)
     return built
+
+
+def _nightly_graphs(data: results.Data, scratch: Path) -> Path | None:
+    """asv's site of the nightly history (tfbench.publish.nightly_graphs), where there is
+    one to show."""
+    if data.results_dir is None:
+        return None
+    found, _ = nightly.histories(data.results_dir)
+    if not found:
+        return None
+    described = {m: data.results_dir / m / "machine.json" for m in found}
+    try:
+        return nightly_graphs.build(
+            found, {m: p for m, p in described.items() if p.is_file()}, scratch
+        )
+    except (RuntimeError, keptfiles.KeptFileError) as e:
+        raise PublishError(str(e)) from e
