@@ -22,7 +22,7 @@ SCALES = {
     "retained": ("retained per iteration (KiB)", 1 / KiB),
     "heap-peak": ("heap peak increase (MiB)", 1 / MiB),
 }
-TICKS = 12  # build labels on an axis, at most
+TICKS = 8  # build labels on an axis, at most
 
 
 def histories(results_dir: Path) -> tuple[dict[str, list[Entry]], list[str]]:
@@ -59,8 +59,14 @@ def _call(c: watch.Call) -> str:
     )
 
 
+def _day(version: str) -> str:
+    """A build's day, as an axis labels it: 2.22.0.dev20260215 -> 2026-02-15."""
+    day = version.rsplit("dev", 1)[-1]
+    return f"{day[:4]}-{day[4:6]}-{day[6:]}"
+
+
 def _plots(entries: list[Entry]) -> list[str]:
-    labels = [e.version.rsplit("dev", 1)[-1] for e in entries]
+    labels = [_day(e.version) for e in entries]
     out = []
     for sentinel, metrics in sentinels.FIGURES.items():
         read = [e.readings.get(sentinel, []) if e.broken is None else [] for e in entries]
@@ -68,7 +74,7 @@ def _plots(entries: list[Entry]) -> list[str]:
             title, scale = SCALES[metric]
             values = [policy.median(metric, r) for r in read]
             points = {sentinel: [None if v is None else v * scale for v in values]}
-            svg = plot(title, labels, points, every=max(1, len(labels) // TICKS))
+            svg = plot(title, labels, points, every=-(-len(labels) // TICKS))
             caption = f"{html.escape(sentinel)}: {html.escape(title)}"
             out.append(f"<figure>{svg}<figcaption>{caption}</figcaption></figure>")
     return out
