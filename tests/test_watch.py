@@ -369,3 +369,20 @@ def test_asvs_site_of_the_nightlies_has_a_commit_a_build_and_finds_the_step(tmp_
     assert regression[0] == "nightly.Footprint.track_footprint_heap"
     assert regression[-1][0][1] == 3  # the revision of the fourth build: the first bad
     assert regression[-1][0][3] - regression[-1][0][2] == pytest.approx(16e6, rel=0.01)
+
+
+def test_a_build_whose_sentinel_fails_is_passed_by_and_read_no_more():
+    levels = {"loop": {"retained_bytes_per_iteration": lambda d: 700.0 + 4096 * (d >= 4)}}
+    fake = FakeBuilds(levels)
+
+    def reading(build: Build):
+        built, found = fake(build)
+        if build.version.endswith("03"):
+            found["loop"] = {"status": "error", "error": "ValueError: on this build"}
+        return built, found
+
+    _, calls, _ = run(reading, 5)
+    (call,) = calls
+    assert (call.before.version[-2:], call.after.version[-2:]) == ("02", "04")
+    assert not call.adjacent and not call.confirmed  # the step is on 03's one side or other
+    assert fake.read.count("2.23.0.dev20261003") == watch.READINGS

@@ -121,8 +121,9 @@ def _read(metric: str, entry: Entry, sentinel: str) -> tuple[float, ...]:
 
 
 def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]:
-    """The steps of one sentinel's figure over the history, else its drift."""
-    series = working(entries, sentinel)
+    """The steps of one sentinel's figure over the history, else its drift (a build whose
+    every reading failed there is passed by: the builds either side are neighbours)."""
+    series = [e for e in working(entries, sentinel) if _read(metric, e, sentinel)]
     found = []
     for a, b in zip(series, series[1:]):
         if policy.separation(metric, a.readings[sentinel], b.readings[sentinel]) == "apart":
@@ -264,17 +265,26 @@ class Watch:
         return calls(self.entries)
 
     def unsettled(self, call: Call) -> bool:
-        """A step not confirmed that more reading may settle (time: compared twice at most)."""
+        """A step not confirmed that more reading may settle: a build between its two not
+        read yet, else its two read again (time: compared twice at most)."""
         if call.kind != STEP or call.confirmed:
             return False
-        if call.metric == "time" and call.adjacent:
+        if not call.adjacent:
+            return bool(self.unread(call))
+        if call.metric == "time":
             return self.compare is not None and len(self.entry(call.after).times) < 2
         return True
+
+    def unread(self, call: Call) -> list[Build]:
+        """The builds of the index between a call's two that are not read yet."""
+        read = {e.version for e in self.entries}
+        inside = between(call.before, call.after, self.index, self.entries)
+        return [b for b in inside if b.version not in read]
 
     def settle(self, call: Call) -> None:
         """One reading toward a step's call: the build halfway between its two (not
         adjacent), else both read again (time: compared again)."""
-        inside = between(call.before, call.after, self.index, self.entries)
+        inside = self.unread(call)
         if inside:
             middle = inside[(len(inside) - 1) // 2]
             self.say(f"{call.sentinel} {call.metric}: reading {middle.version}, between")
