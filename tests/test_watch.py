@@ -386,3 +386,33 @@ def test_a_build_whose_sentinel_fails_is_passed_by_and_read_no_more():
     assert (call.before.version[-2:], call.after.version[-2:]) == ("02", "04")
     assert not call.adjacent and not call.confirmed  # the step is on 03's one side or other
     assert fake.read.count("2.23.0.dev20261003") == watch.READINGS
+
+
+def test_an_environment_made_or_removed_by_another_process_does_not_stop_the_listing(
+    tmp_path, monkeypatch
+):
+    """Two processes share the environments' root (the watch, a bisection): one's partial
+    environment is not listed, and a folder renamed away while the other walks it is
+    passed by (it crashed the first backfill's prune)."""
+    import os
+
+    from tfbench.history import envs
+
+    made = tmp_path / "nightly-2.23.0.dev20261001" / "lib"
+    made.mkdir(parents=True)
+    (made / "a.so").write_bytes(b"x" * 8192)
+    (tmp_path / ".nightly-2.23.0.dev20261002.partial" / "lib").mkdir(parents=True)
+    gone = tmp_path / "nightly-2.23.0.dev20261003"
+    (gone / "lib" / "deep").mkdir(parents=True)
+    walk = os.walk
+
+    def renaming(top, *args, **kwargs):  # the other process renames it mid-walk
+        for found in walk(top, *args, **kwargs):
+            if Path(top) == gone and gone.exists():
+                gone.rename(tmp_path / "elsewhere")
+            yield found
+
+    monkeypatch.setattr(envs.os, "walk", renaming)
+    listed = {e.name: e.bytes_own for e in envs.listing(tmp_path)}
+    assert set(listed) == {"nightly-2.23.0.dev20261001", "nightly-2.23.0.dev20261003"}
+    assert listed["nightly-2.23.0.dev20261001"] >= 8192

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 import tfbench
 from tfbench.history import pythons
@@ -183,17 +184,20 @@ class Listed:
 
 
 def listing(root: Path) -> list[Listed]:
-    """The environments under root, with the disk each uses on its own."""
+    """The environments under root, with the disk each uses on its own. One being made by
+    another process (a hidden `.NAME.partial`) is not listed, and a folder removed or
+    renamed while it is walked is passed by."""
     found = []
-    for path in sorted(p for p in root.glob("*-*") if p.is_dir()):
+    for path in sorted(p for p in root.glob("*-*") if p.is_dir() and p.name[0] != "."):
         own = 0
-        for file in path.rglob("*"):
-            try:
-                stat = file.lstat()
-            except OSError:
-                continue
-            if file.is_file() and not file.is_symlink() and stat.st_nlink == 1:
-                own += stat.st_blocks * 512
+        for folder, _, files in os.walk(path):
+            for name in files:
+                try:
+                    stat = os.lstat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if S_ISREG(stat.st_mode) and stat.st_nlink == 1:
+                    own += stat.st_blocks * 512
         found.append(Listed(path.name, (path / MARK).is_file(), own))
     return found
 
