@@ -416,3 +416,17 @@ def test_an_environment_made_or_removed_by_another_process_does_not_stop_the_lis
     listed = {e.name: e.bytes_own for e in envs.listing(tmp_path)}
     assert set(listed) == {"nightly-2.23.0.dev20261001", "nightly-2.23.0.dev20261003"}
     assert listed["nightly-2.23.0.dev20261001"] >= 8192
+
+
+def test_a_second_run_on_one_history_is_refused_while_the_first_reads(tmp_path, capsys):
+    """Two runs on one machine's history would each keep their own readings over the
+    other's (it happened: a backfill started twice): the second is refused, exit 2."""
+    from tfbench import cli
+
+    with series.reading(tmp_path, "m1"):
+        with pytest.raises(series.Busy), series.reading(tmp_path, "m1"):
+            pass
+        assert cli.main(["watch", "--machine", "m1", "--results", str(tmp_path)]) == 2
+        assert "another tfbench watch is reading into" in capsys.readouterr().err
+    with series.reading(tmp_path, "m1"), series.reading(tmp_path, "m2"):
+        pass  # released; another machine's history is its own

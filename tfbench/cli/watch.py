@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tfbench.grammar import NIGHTLY
     from tfbench.nightly import run as nightly
+    from tfbench.nightly import series
 
     for name in ("since", "until"):
         value = getattr(args, name)
@@ -50,10 +51,13 @@ def run(args: argparse.Namespace) -> int:
     if args.every < 1:
         raise BadInput(f"--every must be at least 1, got {args.every}")
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
-    read, calls = nightly.watching(
-        args.results, machine, common.measuring(args), args.since, args.until, args.every,
-        not args.no_time, args.env_dir, common.progress,
-    )  # fmt: skip
+    try:
+        read, calls = nightly.watching(
+            args.results, machine, common.measuring(args), args.since, args.until, args.every,
+            not args.no_time, args.env_dir, common.progress,
+        )  # fmt: skip
+    except series.Busy as e:
+        raise BadInput(str(e)) from None
     versions = [b.version for b in read]
     if args.json:
         found = [dict(asdict(c), compare_url=c.compare_url) for c in calls]

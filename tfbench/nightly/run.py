@@ -203,7 +203,23 @@ def watching(
 ) -> tuple[list[Build], list[watch.Call]]:
     """The nightly watch for real (tfbench.nightly.watch): the builds of the window read on
     the sentinels, each in its own environment, kept in the machine's nightly history as
-    soon as read; the builds read, and every call over the history."""
+    soon as read (one run at a time: series.Busy); the builds read, and every call over the
+    history."""
+    with series.reading(results_dir, machine):
+        return _watching(results_dir, machine, limits, since, until, every, timed, root, say)
+
+
+def _watching(
+    results_dir: Path,
+    machine: str,
+    limits: targets.Limits,
+    since: str | None,
+    until: str | None,
+    every: int,
+    timed: bool,
+    root: Path | None,
+    say: Callable[[str], None],
+) -> tuple[list[Build], list[watch.Call]]:
     root = root or envs.default_root()
     entries = series.load(results_dir, machine)
     index = builds.published()

@@ -5,7 +5,11 @@ through tfbench.keptfiles, and a build's file is named by its version."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,27 @@ class Entry:
 
 def folder(results_dir: Path, machine: str) -> Path:
     return results_dir / FOLDER / grammar.machine(machine, "machine")
+
+
+class Busy(Exception):
+    """Another run is reading this history."""
+
+
+@contextlib.contextmanager
+def reading(results_dir: Path, machine: str) -> Iterator[None]:
+    """Held while a run reads builds into the machine's history (a lock on its folder): a
+    second run would keep its own readings over the first's. Busy if one holds it."""
+    where = folder(results_dir, machine)
+    where.mkdir(parents=True, exist_ok=True)
+    fd = os.open(where, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(f"another tfbench watch is reading into {where}") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def compact(record: dict[str, Any]) -> dict[str, Any]:
