@@ -331,7 +331,7 @@ def nightly(data: Mapping[str, Any]) -> str:
 def watch_calls(read: list[str], calls: list[Any]) -> str:
     """A run of the nightly watch (tfbench.nightly.watch): the builds read, each step and
     drift over the history with its builds' commits, or that none is called."""
-    from tfbench.nightly import policy
+    from tfbench.nightly import policy, watch
 
     lines = [f"read: {', '.join(read) or 'no build (none new)'}"]
     for c in calls:
@@ -347,4 +347,10 @@ def watch_calls(read: list[str], calls: list[Any]) -> str:
         ]
     if not calls:
         lines.append("no step and no drift in the nightly history")
+    waiting = sum(c.kind == "step" and not c.confirmed for c in calls)
+    if waiting:
+        lines.append(
+            f"{waiting} step(s) not confirmed: tfbench watch again reads toward them "
+            f"({watch.ROUNDS} builds a run)"
+        )
     return "\n".join(lines)

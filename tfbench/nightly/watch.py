@@ -214,6 +214,7 @@ class Watch:
         self.environment, self.say = environment, say
 
     def entry(self, build: Build) -> Entry:
+        """The build's entry, made (naming the build before it on the index) if it has none."""
         known = {e.version: e for e in self.entries}
         if build.version not in known:
             at = [b.version for b in self.index].index(build.version)
