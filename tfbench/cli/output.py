@@ -331,17 +331,14 @@ def nightly(data: Mapping[str, Any]) -> str:
 def watch_calls(read: list[str], calls: list[Any]) -> str:
     """A run of the nightly watch (tfbench.nightly.watch): the builds read, each step and
     drift over the history with its builds' commits, or that none is called."""
-    from tfbench.nightly import policy, watch
+    from tfbench.nightly import watch
 
     lines = [f"read: {', '.join(read) or 'no build (none new)'}"]
     for c in calls:
-        a, b = (policy.figure_text(c.metric, v) for v in c.values)
-        if c.metric == "time":
-            a, b = "time", f"x{c.values[1]:.3f}"
-        state = "confirmed" if c.confirmed else "not confirmed" if c.kind == "step" else ""
+        a, b = c.shown()
         lines += [
             f"{c.kind}: {c.sentinel} {c.metric} {a} -> {b}, "
-            f"{c.before.version} -> {c.after.version}" + (f" ({state})" if state else ""),
+            f"{c.before.version} -> {c.after.version}" + (f" ({c.state})" if c.state else ""),
             f"  readings {c.readings_text()}",
             f"  commits  {c.compare_url or 'n/a (a GIT_VERSION is missing)'}",
         ]

@@ -205,26 +205,8 @@ def watching(
     the sentinels, each in its own environment, kept in the machine's nightly history as
     soon as read (one run at a time: series.Busy); the builds read, and every call over the
     history."""
-    with series.reading(results_dir, machine):
-        return _watching(results_dir, machine, limits, since, until, every, timed, root, say)
-
-
-def _watching(
-    results_dir: Path,
-    machine: str,
-    limits: targets.Limits,
-    since: str | None,
-    until: str | None,
-    every: int,
-    timed: bool,
-    root: Path | None,
-    say: Callable[[str], None],
-) -> tuple[list[Build], list[watch.Call]]:
     root = root or envs.default_root()
-    entries = series.load(results_dir, machine)
-    index = builds.published()
-    todo = watch.window(entries, index, since, until, every)
-    say(f"{len(todo)} build(s) to read; {len(entries)} read before on {machine}")
+    timer = paired(sentinels.STEPS[sentinels.TIMED], root, say) if timed else None
 
     def read_build(build: Build) -> tuple[Build, dict[str, dict]]:
         python, known = builds.ensure(build, root, say)
@@ -233,14 +215,18 @@ def _watching(
         say(f"{build.version}: sentinels read in {time.monotonic() - began:.0f} s")
         return known, reading
 
-    timer = paired(sentinels.STEPS[sentinels.TIMED], root, say) if timed else None
-    run = watch.Watch(
-        entries,
-        index,
-        read_build,
-        timer,
-        lambda e: series.save(e, results_dir, machine),
-        upstream.environment(),
-        say,
-    )
-    return todo, run.run(todo)
+    with series.reading(results_dir, machine):
+        entries = series.load(results_dir, machine)
+        index = builds.published()
+        todo = watch.window(entries, index, since, until, every)
+        say(f"{len(todo)} build(s) to read; {len(entries)} read before on {machine}")
+        run = watch.Watch(
+            entries,
+            index,
+            read_build,
+            timer,
+            lambda e: series.save(e, results_dir, machine),
+            upstream.environment(),
+            say,
+        )
+        return todo, run.run(todo)

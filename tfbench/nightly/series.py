@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version
-
 from tfbench import figures, formats, grammar, keptfiles
 from tfbench.keptfiles import KeptFileError, NightlyBuild
+from tfbench.nightly import policy
+from tfbench.nightly.builds import parse_time
 from tfbench.nightly.policy import Build
 
 FOLDER = "nightly"
@@ -44,6 +44,17 @@ class Entry:
     @property
     def version(self) -> str:
         return self.build.version
+
+    def median(self, sentinel: str, metric: str) -> float | None:
+        """The median of the sentinel's readings of a figure; None when the build is broken
+        or has none."""
+        found = self.readings.get(sentinel) if self.broken is None else None
+        return policy.median(metric, found) if found else None
+
+
+def oldest_first(entries: list[Entry]) -> list[Entry]:
+    """Entries in the order their builds were published: the history's one order."""
+    return sorted(entries, key=lambda e: parse_time(e.build.uploaded))
 
 
 def folder(results_dir: Path, machine: str) -> Path:
@@ -101,11 +112,19 @@ def read(path: Path) -> Entry:
     return entry
 
 
-def load(results_dir: Path, machine: str) -> list[Entry]:
-    """The machine's builds read, oldest first (KeptFileError names a file not of its form)."""
+def load(results_dir: Path, machine: str, skipped: list[str] | None = None) -> list[Entry]:
+    """The machine's builds read, oldest first. A file not of its form raises KeptFileError
+    naming it; where `skipped` is given, it is said there and left out instead."""
     where = folder(results_dir, machine)
-    found = [read(path) for path in sorted(where.glob("*.json"))] if where.is_dir() else []
-    return sorted(found, key=lambda e: Version(e.version))
+    found = []
+    for path in sorted(where.glob("*.json")) if where.is_dir() else []:
+        try:
+            found.append(read(path))
+        except KeptFileError as e:
+            if skipped is None:
+                raise
+            skipped.append(f"{e}: skipped")
+    return oldest_first(found)
 
 
 def save(entry: Entry, results_dir: Path, machine: str) -> Path:

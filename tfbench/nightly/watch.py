@@ -27,7 +27,7 @@ from packaging.version import Version
 
 from tfbench.nightly import builds, policy, sentinels
 from tfbench.nightly.policy import Broken, Build
-from tfbench.nightly.series import Entry
+from tfbench.nightly.series import Entry, oldest_first
 
 READINGS = 2  # fresh processes a build is first read in (the heap's figures repeat)
 CONFIRMING = 1  # readings more of a step's two builds before it is called
@@ -56,6 +56,20 @@ class Call:
     @property
     def compare_url(self) -> str | None:
         return builds.compare_url(self.before.git_version, self.after.git_version)
+
+    def shown(self) -> tuple[str, str]:
+        """The call's two values as the outputs show them (time: 1 and the ratio)."""
+        if self.metric == "time":
+            return "1", f"x{self.values[1]:.3f}"
+        a, b = (policy.figure_text(self.metric, v) for v in self.values)
+        return a, b
+
+    @property
+    def state(self) -> str:
+        """confirmed or not confirmed, for a step; nothing for a drift."""
+        if self.kind != STEP:
+            return ""
+        return "confirmed" if self.confirmed else "not confirmed"
 
     def readings_text(self) -> str:
         """Each reading of the two builds, as the outputs show them (time: each ratio)."""
@@ -111,10 +125,6 @@ def _adjacent(a: Build, b: Build, entries: list[Entry]) -> bool:
     return previous == a.version
 
 
-def _median(metric: str, entry: Entry, sentinel: str) -> float | None:
-    return policy.median(metric, entry.readings[sentinel])
-
-
 def _read(metric: str, entry: Entry, sentinel: str) -> tuple[float, ...]:
     found = (policy.figure(metric, r) for r in entry.readings[sentinel])
     return tuple(v for v in found if v is not None)
@@ -136,7 +146,7 @@ def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]
                     STEP,
                     a.build,
                     b.build,
-                    (_median(metric, a, sentinel), _median(metric, b, sentinel)),
+                    (a.median(sentinel, metric), b.median(sentinel, metric)),
                     (_read(metric, a, sentinel), _read(metric, b, sentinel)),
                     adjacent,
                     adjacent and least >= READINGS + CONFIRMING,
@@ -147,7 +157,7 @@ def figure_calls(entries: list[Entry], sentinel: str, metric: str) -> list[Call]
     first, last = series[0], series[-1]
     if policy.separation(metric, first.readings[sentinel], last.readings[sentinel]) != "apart":
         return []
-    values = (_median(metric, first, sentinel), _median(metric, last, sentinel))
+    values = (first.median(sentinel, metric), last.median(sentinel, metric))
     read = (_read(metric, first, sentinel), _read(metric, last, sentinel))
     return [Call(sentinel, metric, DRIFT, first.build, last.build, values, read, False, False)]
 
@@ -162,9 +172,8 @@ def time_calls(entries: list[Entry]) -> list[Call]:
         if not told or told[0]["old"] not in by_version:
             continue
         before = by_version[told[0]["old"]]
-        same_way = [t for t in told if t["old"] == before.version and t["ratio"] > 1] or [
-            t for t in told if t["old"] == before.version and t["ratio"] < 1
-        ]
+        told = [t for t in told if t["old"] == before.version]
+        same_way = [t for t in told if t["ratio"] > 1] or [t for t in told if t["ratio"] < 1]
         ratio = math.exp(sum(math.log(t["ratio"]) for t in same_way) / len(same_way))
         adjacent = _adjacent(before, e.build, entries)
         found.append(
@@ -220,8 +229,7 @@ class Watch:
             at = [b.version for b in self.index].index(build.version)
             before = self.index[at - 1].version if at else None
             known[build.version] = Entry(build, before=before, environment=self.environment)
-            self.entries.append(known[build.version])
-            self.entries.sort(key=lambda e: e.build.uploaded)
+            self.entries = oldest_first([*self.entries, known[build.version]])
         return known[build.version]
 
     def read(self, build: Build, count: int) -> Entry:

@@ -8,8 +8,7 @@ import html
 from pathlib import Path
 
 from tfbench import escape, grammar
-from tfbench.keptfiles import KeptFileError
-from tfbench.nightly import policy, sentinels, series, watch
+from tfbench.nightly import sentinels, series, watch
 from tfbench.nightly.series import Entry
 from tfbench.pairs.verdict import compared_line
 from tfbench.publish.html import STYLE, plot
@@ -33,28 +32,19 @@ def histories(results_dir: Path) -> tuple[dict[str, list[Entry]], list[str]]:
     for where in sorted(root.iterdir()) if root.is_dir() else []:
         if not (where.is_dir() and grammar.MACHINE.fullmatch(where.name)):
             continue
-        entries = []
-        for path in sorted(where.glob("*.json")):
-            try:
-                entries.append(series.read(path))
-            except KeptFileError as e:
-                problems.append(f"{e}: skipped")
-        found[where.name] = sorted(entries, key=lambda e: e.build.uploaded)
+        found[where.name] = series.load(results_dir, where.name, problems)
     return {m: es for m, es in found.items() if es}, problems
 
 
 def _call(c: watch.Call) -> str:
-    a, b = (policy.figure_text(c.metric, v) for v in c.values)
-    if c.metric == "time":
-        a, b = "1", f"x{c.values[1]:.3f}"
-    state = {True: "confirmed", False: "not confirmed"}[c.confirmed] if c.kind == "step" else ""
+    a, b = c.shown()
     url = c.compare_url
     link = f' <a href="{html.escape(url)}">commits</a>' if url else " (a GIT_VERSION is missing)"
     return (
         f"<li><strong>{c.kind}</strong>: {html.escape(c.sentinel)} "
         f"{html.escape(c.metric)} {html.escape(a)} &rarr; {html.escape(b)}, "
         f"{html.escape(c.before.version)} &rarr; {html.escape(c.after.version)}"
-        + (f" ({state})" if state else "")
+        + (f" ({c.state})" if c.state else "")
         + f"{link}<br>readings: {html.escape(c.readings_text())}</li>"
     )
 
@@ -69,10 +59,9 @@ def _plots(entries: list[Entry]) -> list[str]:
     labels = [_day(e.version) for e in entries]
     out = []
     for sentinel, metrics in sentinels.FIGURES.items():
-        read = [e.readings.get(sentinel, []) if e.broken is None else [] for e in entries]
         for metric in metrics:
             title, scale = SCALES[metric]
-            values = [policy.median(metric, r) for r in read]
+            values = [e.median(sentinel, metric) for e in entries]
             points = {sentinel: [None if v is None else v * scale for v in values]}
             svg = plot(title, labels, points, every=-(-len(labels) // TICKS))
             caption = f"{html.escape(sentinel)}: {html.escape(title)}"

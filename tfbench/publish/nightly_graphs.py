@@ -21,7 +21,7 @@ from asv.runner import BenchmarkResult
 
 from tfbench import figures, keptfiles
 from tfbench.history.repo import Commit, chain
-from tfbench.nightly import builds, policy, sentinels
+from tfbench.nightly import builds, sentinels
 from tfbench.nightly.series import Entry
 
 FOLDER = "nightly"  # of the published site
@@ -71,11 +71,6 @@ def commits(found: dict[str, list[Entry]]) -> list[Commit]:
     ]
 
 
-def _value(entry: Entry, sentinel: str, figure: str) -> float | None:
-    readings = entry.readings.get(sentinel) if entry.broken is None else None
-    return policy.median(figure, readings) if readings else None
-
-
 def write_results(
     machine: str, entries: list[Entry], hashes: dict[str, str], machine_json: dict, target: Path
 ) -> None:
@@ -91,9 +86,9 @@ def write_results(
         )  # fmt: skip
         for figure, bench in BENCHMARKS.items():
             values = (
-                [_value(e, s, figure) for s in STEPS]
+                [e.median(s, figure) for s in STEPS]
                 if bench["params"]
-                else [_value(e, sentinels.FOOTPRINT, figure)]
+                else [e.median(sentinels.FOOTPRINT, figure)]
             )
             outcome = BenchmarkResult(
                 values, [None] * len(values), [None] * len(values), 0, "", None
