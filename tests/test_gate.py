@@ -191,23 +191,26 @@ def test_bad_input_exits_2(capsys):
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--machine", "a b"]) == cli.EXIT_BAD_INPUT
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--config", "nowhere.json"]) == 2
     assert cli.main(["gate", "v2.21.0", "v2.21.0", "--interpreter", "/no/python"]) == 2
-    for option, value in (("--pairs", "4"), ("--pairs", "5000"), ("--time-budget", "0")):
+    for option, value in (
+        ("--pairs", "4"), ("--pairs", "5000"), ("--time-budget", "0"), ("--reading", "nan")
+    ):  # fmt: skip
         assert cli.main(["gate", "v2.21.0", "v2.21.0", option, value]) == cli.EXIT_BAD_INPUT
         assert option in capsys.readouterr().err
 
 
 def test_the_time_reader_reads_as_many_pairs_as_asked():
-    """--pairs and --time-budget reach the reader the gate runs (and the kept run's
-    summary, which names its pairs); without them the reader's defaults."""
+    """--pairs, --time-budget and --reading reach the reader the gate runs (and the kept
+    run's summary, which names its pairs); without them the reader's defaults."""
     from tfbench.cli import gate
     from tfbench.pairs import timing
 
-    def reader(pairs=None, budget=None):
-        return gate.time_reader(argparse.Namespace(pairs=pairs, time_budget=budget))
+    def reader(pairs=None, budget=None, reading=None):
+        asked = argparse.Namespace(pairs=pairs, time_budget=budget, reading=reading)
+        return gate.time_reader(asked)
 
     assert reader() == timing.Reader()
-    asked = reader(60, 3600.0)
-    assert (asked.first, asked.most, asked.budget_s) == (8, 60, 3600.0)
+    asked = reader(60, 3600.0, 0.2)
+    assert (asked.first, asked.most, asked.budget_s, asked.seconds) == (8, 60, 3600.0, 0.2)
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +222,7 @@ def _gate(project: Path, old: str, new: str, monkeypatch, capsys) -> tuple[int, 
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
     code = cli.main(
         ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
-         "--interpreter", sys.executable, "--json"]
+         "--interpreter", sys.executable, "--reading", "0.2", "--json"]
     )  # fmt: skip
     return code, json.loads(capsys.readouterr().out)
 

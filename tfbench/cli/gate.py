@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tfbench.pairs import timing
 
 MOST_PAIRS = 200  # a point's exact interval: its table takes about the cube of the pairs
+READING_S = (0.05, 10.0)  # a reading's timed seconds: a few blocks at least, bounded
 
 EXIT_GATE_FAILED = 3
 
@@ -52,6 +53,13 @@ def add(sub: Subcommands) -> None:
         type=float,
         metavar="SECONDS",
         help="time: no pair after the first 8 once the reader has read this long (default 720)",
+    )
+    g.add_argument(
+        "--reading",
+        type=float,
+        metavar="SECONDS",
+        help="time: a reading's timed calls, about (default 0.5; shorter is quicker and "
+        "noisier: docs/validation/gate.md#time-turns)",
     )
     shown = g.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -105,19 +113,22 @@ def request(args: argparse.Namespace) -> Request:
 
 
 def time_reader(args: argparse.Namespace) -> timing.Reader:
-    """The time reader the options ask for (--pairs, --time-budget), checked."""
+    """The time reader the options ask for (--pairs, --time-budget, --reading), checked."""
     from tfbench.pairs import timing
 
     default = timing.Reader()
     most = default.most if args.pairs is None else args.pairs
     budget = default.budget_s if args.time_budget is None else args.time_budget
+    seconds = default.seconds if args.reading is None else args.reading
     if not default.first <= most <= MOST_PAIRS:
         raise common.BadInput(
             f"--pairs: {default.first} (every point's first pairs) to {MOST_PAIRS}: {most}"
         )
     if not 0 < budget < float("inf"):
         raise common.BadInput(f"--time-budget is seconds, more than 0: {budget}")
-    return timing.Reader(most=most, budget_s=budget)
+    if not READING_S[0] <= seconds <= READING_S[1]:
+        raise common.BadInput(f"--reading: {READING_S[0]} to {READING_S[1]} seconds: {seconds}")
+    return timing.Reader(most=most, budget_s=budget, seconds=seconds)
 
 
 def run(args: argparse.Namespace) -> int:
