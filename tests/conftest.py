@@ -9,6 +9,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SYNTHETIC = Path(__file__).with_name("synthetic.py")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow and browser tiers first (a stable sort keeps their order): on two workers
+    (pytest-xdist, worksteal) the minutes-long tests start early and the unit tier's
+    seconds fill the end, so that neither worker waits on the other's last test."""
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "browser")))
+
+
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "tfbench", *args],
