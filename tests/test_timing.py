@@ -213,6 +213,7 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
     said = verdict.time_line(summary)
     assert "1 unknown after 8 to 12 pairs (their intervals leave open a change of" in said
     assert f"{noisy.unseen:.0%} at the widest" in said
+    assert "1 unknown after 8 pairs" in verdict.time_line({**summary, "pairs": [8, 8]})
 
 
 def test_the_old_and_new_readings_alternate_in_order_pair_by_pair():

@@ -179,10 +179,11 @@ def time_line(time: dict[str, Any] | None) -> str:
     unknown = len(time["unknown"])
     unseen = time.get("unseen")  # absent in runs kept before it
     first, most = time["pairs"]  # read: first, then more while unknown and the budget lasts
+    pairs = f"{first}" if first == most else f"{first} to {most}"
     return (
         f"time: {decided + unknown} point(s) read in pairs ({time['design']}), "
         f"{time['different']} different and {time['same']} the same within "
-        f"{time['margin']:.0%}; {unknown} unknown after {first} to {most} pairs"
+        f"{time['margin']:.0%}; {unknown} unknown after {pairs} pairs"
         + (
             f" (their intervals leave open a change of {unseen[0]:.0%} at the median "
             f"point, {unseen[1]:.0%} at the widest)"
