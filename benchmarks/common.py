@@ -17,10 +17,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-# asv's forkserver (asv.conf.json) imports the benchmark modules once and forks every
-# benchmark from that process: importing TensorFlow here spares each one the import.
-import tensorflow  # noqa: F401
-
 from tfbench import figures, probes, scenarios, targets, versions
 from tfbench.measure import child
 

@@ -16,9 +16,9 @@ import os
 import subprocess
 import time
 
+import common  # the suite's glue alone: the project's suite imports TensorFlow
 import numpy as np
 
-from benchmarks import common
 from tfbench import scenarios
 from tfbench.units import KiB, MiB
 

@@ -1,11 +1,12 @@
 """The time reader's measuring process, one a side, in the release's environment:
     python -m tfbench.pairs.server SUITE
-TensorFlow and the suite imported once (not started), then a line on stdout saying it is
-ready, then one request a line on stdin, each answered by a line on stdout. A request
-names a grid point of a `time_` benchmark (its class, asv's param values) and how to read
-it; each reading is a child forked for it (tfbench.measure.supervisor: its own budget and
-timeout), the step prepared as asv's setup prepares it (benchmarks/common.warm_step), then
-timed in blocks (tfbench.measure.timing). A request without a plan makes one and answers with it.
+The suite's package imported once (the project's imports TensorFlow, not started), then a
+line on stdout saying it is ready, then one request a line on stdin, each answered by a
+line on stdout. A request names a grid point of a `time_` benchmark (its class, asv's
+param values) and how to read it; each reading is a child forked for it
+(tfbench.measure.supervisor: its own budget and timeout), the step prepared as asv's setup
+prepares it (benchmarks/common.warm_step), then timed in blocks (tfbench.measure.timing).
+A request without a plan makes one and answers with it.
 
 Request: {"benchmark": "loops.MatrixPower", "combo": [asv's param values],
           or "target": a target's JSON (tfbench.targets: a scenario or a user's step),
@@ -79,7 +80,7 @@ def serve(suite_dir: str) -> None:
 
     suite = Path(suite_dir)
     sys.path.insert(0, str(suite.parent))
-    import tensorflow  # noqa: F401  (once here rather than in every child)
+    importlib.import_module(suite.name)  # once here, not in every child (TensorFlow: the suite's)
 
     print(json.dumps({"ready": True}), flush=True)  # no reading while the other side imports
     budget = supervisor.default_budget_bytes()
