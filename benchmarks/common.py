@@ -128,8 +128,11 @@ class ProbeCosts(_Family):
     """
 
     def measure(self) -> probes.Grid:
-        module = (type(self).__module__,)  # registers the family's scenarios
-        grid = probes.measure_grid(self.family, self.params, self.param_names, module)
+        costs = type(self)
+        module = (costs.__module__,)  # registers the family's scenarios
+        prefix = f"{costs.__module__.partition('.')[2]}.{costs.__name__}"  # asv's name
+        asked = probes.selected([f"{prefix}.{m}" for m in dir(costs) if m.startswith("track_")])
+        grid = probes.measure_grid(self.family, self.params, self.param_names, module, asked=asked)
         probes.keep(self.__class__.__name__, grid)
         return grid
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import planted
 import pytest
 
-from tfbench import cli
+from tfbench import cli, probes
 from tfbench.gate import readings, rules, session
 from tfbench.gate.readings import Side
+from tfbench.paths import ROOT
 from tfbench.publish import changes
 from tfbench.units import KiB, MiB
 
@@ -314,16 +315,39 @@ def test_a_report_command_reruns_exactly_its_row(planted_project, monkeypatch, c
 @pytest.mark.slow
 def test_gate_finds_the_real_change_in_model_predict(capsys):
     """The history's one real change in that range: model.predict's growth per call falls
-    from ~230 KiB (2.14.1) to ~40 KiB (2.15.1). Both releases' environments are made."""
+    from ~230 KiB (2.14.1) to ~40 KiB (2.15.1). Both releases' environments are made. The
+    probes measure the one grid point --bench asks for, not their family's grid."""
+    bench = r"^predict\.PredictionCosts\.track_growth.*'model_predict', 'CPU'"
     code = cli.main(
-        ["gate", "v2.14.1", "v2.15.1", "--bench", r"^predict\.PredictionCosts\.track_growth",
-         "--machine", "gate-test", "--json"]
-    )  # fmt: skip
+        ["gate", "v2.14.1", "v2.15.1", "--bench", bench, "--machine", "gate-test", "--json"]
+    )
     rows = json.loads(capsys.readouterr().out)
-    found = [r for r in rows if r["params"]["variant"] == "model_predict"]
-    assert [r["direction"] for r in found] == ["better"], rows
-    assert found[0]["before"] > 150 * KiB and found[0]["after"] < 100 * KiB
-    assert code in (0, 1)
+    assert [(r["params"]["variant"], r["direction"]) for r in rows] == [
+        ("model_predict", "better")
+    ]
+    assert rows[0]["before"] > 150 * KiB and rows[0]["after"] < 100 * KiB
+    assert code == 0  # better only: nothing to stop a release for
+    runs = ROOT / ".asv" / "gate" / "v2.14.1-v2.15.1"
+    kept = [
+        json.loads(p.read_text()) for p in runs.glob("*-memory/results/probes/gate-test/*.json")
+    ]
+    assert len(kept) == 2 and all(
+        list(k["PredictionCosts"]) == ["model_predict|CPU"] for k in kept
+    )
+
+
+def test_a_probe_measures_the_points_its_asv_run_asks_for(monkeypatch):
+    """asv calls a Costs class's setup_cache for its whole grid: the probe reads the gate's
+    --bench (TFBENCH_SELECTION) and selects as asv does, by name(param reprs)."""
+    names = ["predict.PredictionCosts.track_leak", "predict.PredictionCosts.track_traces"]
+    monkeypatch.delenv(probes.SELECTION, raising=False)
+    assert probes.selected(names)(("model_call", "GPU"))  # a run of the whole suite
+    monkeypatch.setenv(probes.SELECTION, session.selection("memory", r"track_leak\('model_p"))
+    asked = probes.selected(names)
+    assert asked(("model_predict", "CPU")) and asked(("model_predict", "GPU"))
+    assert not asked(("model_call", "CPU"))
+    monkeypatch.setenv(probes.SELECTION, session.selection("memory", "Threads"))
+    assert not probes.selected(names)(("model_predict", "CPU"))
 
 
 def test_memory_points_read_apart_are_measured_again_and_pooled():

@@ -16,7 +16,8 @@ import ast
 import itertools
 import json
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,6 +34,9 @@ Probes = dict[str, Grid]  # Costs class -> its grid, as kept
 # Every probe grid point is measured in this many fresh processes: a comparison then sees
 # each side's spread, not one number. `tfbench gate` measures once per round instead.
 REPEATS = int(os.environ.get("TFBENCH_REPEATS", "3"))
+# The asv run's --bench, which `tfbench gate` passes its probes: a grid point no benchmark of
+# the run asks for is not measured (asv calls setup_cache for the whole grid).
+SELECTION = "TFBENCH_SELECTION"
 
 
 def key(values: Iterable[Any]) -> str:
@@ -68,6 +72,18 @@ class GridPoint(NamedTuple):
         return ", ".join(f"{n}={v.strip(chr(39))}" for n, v in zip(names, self.combo))
 
 
+def selected(benchmarks: list[str]) -> Callable[[tuple], bool]:
+    """Whether the asv run under way asks for a grid point: its --bench (SELECTION) selects
+    one of `benchmarks` (a Costs class's, named as asv names them) there, as asv selects, by
+    a search in name(param values' reprs); every point where the run says nothing."""
+    pattern = os.environ.get(SELECTION)
+    if not pattern:
+        return lambda values: True
+    return lambda values: any(
+        re.search(pattern, GridPoint(b, tuple(map(repr, values))).name) for b in benchmarks
+    )
+
+
 def target(family: str, names: list[str], values: tuple) -> ScenarioTarget:
     """The scenario and params of a grid point."""
     params = dict(zip(names, values))
@@ -81,16 +97,17 @@ def measure_grid(
     imports: tuple[str, ...] = (),
     workers: int = 2,
     repeats: int = REPEATS,
+    asked: Callable[[tuple], bool] = lambda values: True,
 ) -> Grid:
     """Probe every grid point `repeats` times, each in a child forked from one fresh process
     (targets.measure_spawned: TensorFlow and `imports`, the modules that register the
     family's scenarios, imported), two at a time, the whole grid once before it is measured
     again (slow drift spreads over every point); a point its scenario lacks is a skip with
-    the reason. Whether a device is usable is asked in the child: asking would start
-    TensorFlow."""
+    the reason, a point not `asked` for is left out. Whether a device is usable is asked in
+    the child: asking would start TensorFlow."""
     grid: Grid = {}
     todo: dict[str, Step] = {}
-    for values in itertools.product(*params):
+    for values in filter(asked, itertools.product(*params)):
         point = target(family, names, values)
         try:
             scenarios.get(point.scenario).bind(point.params)

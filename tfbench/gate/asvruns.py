@@ -250,6 +250,7 @@ class AsvBackend:
             ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
             TFBENCH_WHEELS=r.flavour,
             TFBENCH_REPEATS="1",
+            TFBENCH_SELECTION=selection,  # its probes measure only the points asked for
             TFBENCH_MACHINE=r.machine,
         )
         log = run_dir / "asv.log"
