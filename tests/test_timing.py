@@ -9,6 +9,7 @@ import json
 import math
 import os
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -280,15 +281,20 @@ def test_a_planted_slowdown_reads_back_as_its_share(share):
     plan = measuring.Plan(
         plan.warmup, plan.calls, plan.block, verdict.reading(measuring.blocks(step, plan))
     )
-    more = measuring.planted(step, share, plan)
-    ratios = []
+    # A plant is sized in one moment (its work timed once, against the plan's reading): on
+    # 2026-11-29 six 5% plants read x0.99-x1.09, each tight within itself. Five plants, the
+    # middle one's reading: the matmul plant this replaced read twice its share.
+    read = []
     for _ in range(5):
-        a, b, c, d = (verdict.reading(measuring.blocks(s, plan)) for s in (step, more, more, step))
-        ratios += [b / a, c / d]
-    # the matmul plant this replaced read twice its share. A plant is sized in one moment
-    # (its work timed once, against the plan's reading): on 2026-11-29 six 5% plants read
-    # x0.99-x1.09 at their medians, each tight within itself, so no plant is within 2% here
-    assert sorted(ratios)[5] == pytest.approx(1 + share, abs=max(0.045, share / 4))
+        more = measuring.planted(step, share, plan)
+        ratios = []
+        for _ in range(2):
+            a, b, c, d = (
+                verdict.reading(measuring.blocks(s, plan)) for s in (step, more, more, step)
+            )
+            ratios += [b / a, c / d]
+        read.append(statistics.median(ratios))
+    assert statistics.median(read) == pytest.approx(1 + share, abs=max(0.02, share / 4))
 
 
 def test_a_target_is_read_as_a_point_of_its_own():
