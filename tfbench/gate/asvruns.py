@@ -26,6 +26,7 @@ from pathlib import Path
 
 from asv.config import Config
 
+from tfbench import probes
 from tfbench.gate import kept, readings, rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
@@ -250,8 +251,8 @@ class AsvBackend:
             ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
             TFBENCH_WHEELS=r.flavour,
             TFBENCH_REPEATS="1",
-            TFBENCH_SELECTION=selection,  # its probes measure only the points asked for
             TFBENCH_MACHINE=r.machine,
+            **{probes.SELECTION: selection},  # its probes measure only the points asked for
         )
         log = run_dir / "asv.log"
         with log.open("w") as out:  # SIGTERM when the gate ends: asv takes its forkserver down
