@@ -252,21 +252,27 @@ def test_a_plan_sizes_blocks_to_a_hundredth_of_a_second_and_a_reading_to_its_sec
     assert all(end - start >= 4e6 for start, end, _ in found)  # 4 calls of 1 ms at least
 
 
-def test_a_planted_slowdown_is_one_run_a_block_sized_to_its_share(monkeypatch):
-    """The plant's arithmetic on a fake clock: a unit of 10 us, a step of 1 ms a call in
-    blocks of 10 calls: 5% is 50 units a block, every block alike."""
-    clock = [0.0]
-    monkeypatch.setattr(measuring.time, "perf_counter", lambda: clock[0])
-    monkeypatch.setattr(measuring, "work", lambda: clock.__setitem__(0, clock[0] + 1e-5))
-    plan = measuring.Plan(warmup=3, calls=100, block=10, each=1e-3)
-    step = measuring.planted(lambda: None, 0.05, plan)
-    seen = []
-    for _ in range(103):
-        before = clock[0]
-        step()
-        seen.append(round((clock[0] - before) / 1e-5))
-    assert sum(seen) == 500 and sorted(set(seen)) == [0, 50]
-    assert [i for i, n in enumerate(seen) if n] == list(range(9, 103, 10))
+def test_a_planted_slowdown_is_its_share_of_each_blocks_calls(monkeypatch):
+    """The plant's arithmetic on a fake clock: a step of 1 ms in blocks of 10 calls, the
+    second block's calls at half speed; the plant's unit 10 us. 5% more is 50 units after
+    the first block's calls and 100 after the second's, inside each block's time."""
+    clock, speeds = [0], iter([1] * 10 + [2] * 10)
+    monkeypatch.setattr(measuring.time, "perf_counter_ns", lambda: clock[0])
+
+    def step():
+        clock[0] += 1_000_000 * next(speeds)
+
+    units = []
+
+    def work(loops):
+        units.append(clock[0])
+        clock[0] += 10_000
+
+    monkeypatch.setattr(measuring, "work", work)
+    found = measuring.blocks(step, measuring.Plan(warmup=0, calls=20, block=10), plant=0.05)
+    assert [(end - start) / 1e6 for start, end, _ in found] == [10.5, 21.0]
+    assert len(units) == 50 + 100
+    assert all(found[0][0] < t < found[0][1] or found[1][0] < t < found[1][1] for t in units)
 
 
 @pytest.mark.parametrize("share", [0.05, 0.2])
@@ -278,23 +284,13 @@ def test_a_planted_slowdown_reads_back_as_its_share(share):
         measuring.work(1000)
 
     plan = measuring.plan(step, 0.05)
-    plan = measuring.Plan(
-        plan.warmup, plan.calls, plan.block, verdict.reading(measuring.blocks(step, plan))
-    )
-    # A plant is sized in one moment (its work timed once, against the plan's reading): on
-    # 2026-11-29 six 5% plants read x0.99-x1.09, each tight within itself. Five plants, the
-    # middle one's reading: the matmul plant this replaced read twice its share.
-    read = []
-    for _ in range(5):
-        more = measuring.planted(step, share, plan)
-        ratios = []
-        for _ in range(2):
-            a, b, c, d = (
-                verdict.reading(measuring.blocks(s, plan)) for s in (step, more, more, step)
-            )
-            ratios += [b / a, c / d]
-        read.append(statistics.median(ratios))
-    assert statistics.median(read) == pytest.approx(1 + share, abs=max(0.02, share / 4))
+    ratios = []
+    for _ in range(3):
+        a, b, c, d = (
+            verdict.reading(measuring.blocks(step, plan, plant=p)) for p in (0, share, share, 0)
+        )
+        ratios += [b / a, c / d]
+    assert statistics.median(ratios) == pytest.approx(1 + share, abs=max(0.02, share / 4))
 
 
 def test_a_target_is_read_as_a_point_of_its_own():

@@ -26,15 +26,14 @@ CANARY_LOOPS = 2000  # about 60 us here: a few percent of a block
 MIN_BLOCKS = 5  # a reading's fast end needs blocks to choose from (a slow step's are long)
 BARRIER_S = 120.0  # how long a reading waits for the other side's to be warm
 CALIBRATE_S, CALIBRATE_MAX = 0.05, 1000  # the calls timed one by one to size the blocks
-WORK_LOOPS = 200  # a planted slowdown's unit, about 8 us here: fine grained in a block
+PLANT_LOOPS = 20  # a planted slowdown's unit, under a microsecond: it overshoots by no more
 
 
 @dataclass(frozen=True)
 class Plan:
     """How a point is read, the same for every reading of both sides: the untimed calls
-    after the first, the timed calls, the calls a block, and the step's seconds a call
-    (what a planted slowdown is a share of: the reader sets it to what its first reading
-    read)."""
+    after the first, the timed calls, the calls a block, and the step's seconds a call (as
+    the plan's calibration read it)."""
 
     warmup: int
     calls: int
@@ -96,11 +95,15 @@ def blocks(
     warmed: bool = False,
     beside: bool = False,
     turns: Turns | None = None,
+    plant: float = 0.0,
 ) -> list[tuple[int, ...]]:
     """The step called by the plan (its warm-up first, untimed, unless `warmed`: the plan
     was just made, its calibration the warm-up): each block's (start, end) in nanoseconds
     of the monotonic clock, and its calls; `beside`: the canary's nanoseconds, timed just
-    before the block, too."""
+    before the block, too. `plant`: a planted slowdown (calibration): after each block's
+    calls, CPU work (a pure-Python loop, not a sleep) for that share of their time, so the
+    block reads that much longer at whatever speed the machine ran it (a plant sized once
+    is not: docs/validation/gate.md#plant-in-the-block)."""
     for _ in range(0 if warmed else plan.warmup):
         step()
     found: list[tuple[int, ...]] = []
@@ -120,6 +123,11 @@ def blocks(
             for _ in range(n):
                 step()
             end = time.perf_counter_ns()
+            if plant:
+                until = end + plant * (end - start)
+                while time.perf_counter_ns() < until:
+                    work(PLANT_LOOPS)
+                end = time.perf_counter_ns()
         finally:
             if turns is not None:
                 turns.give()
@@ -130,38 +138,9 @@ def blocks(
     return found
 
 
-def planted(step: Callable[[], Any], share: float, plan: Plan) -> Callable[[], Any]:
-    """The step with `share` more work (a planted slowdown, to calibrate the time reader):
-    CPU-bound work, not a sleep, so a slow spell slows it as it slows the step. The work
-    is a run of a pure-Python loop (`work`) after every plan.block calls, so in every block
-    of a reading alike, as long as takes `share` of a block (plan.each a call) timed
-    alone (fractions carried to the next run). Not TensorFlow's work: after the step's own
-    work an eager matmul costs more than it does alone, by an amount that varies with the
-    step (a 5% plant of them read 7-10%: docs/validation/gate.md); the loop costs what it
-    costs alone."""
-    for _ in range(100):
-        work()
-    began, n = time.perf_counter(), 1000
-    for _ in range(n):
-        work()
-    per_run = share * plan.each * plan.block / ((time.perf_counter() - began) / n)
-    calls, owed = [0], [0.5]
-
-    def more() -> Any:
-        found = step()
-        calls[0] += 1
-        if calls[0] % plan.block == 0:
-            owed[0] += per_run
-            while owed[0] >= 1:
-                work()
-                owed[0] -= 1
-        return found
-
-    return more
-
-
-def work(loops: int = WORK_LOOPS) -> None:
-    """Pure CPU work of the interpreter (a planted slowdown's unit: a few microseconds)."""
+def work(loops: int) -> None:
+    """Pure CPU work of the interpreter: a fixed amount of it (the canary), or a planted
+    slowdown's unit."""
     total = 0
     for k in range(loops):
         total += k * k

@@ -44,8 +44,6 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
         return {"status": "skipped", "error": str(e)}
     given = request.get("plan")
     plan = timing.Plan(**given) if given else timing.plan(step, request["seconds"])
-    if request.get("plant"):
-        step = timing.planted(step, request["plant"], plan)
     turns = None
     if request.get("barrier"):
         folder = Path(request["barrier"])
@@ -54,7 +52,12 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
             other = "new" if request["side"] == "old" else "old"
             turns = timing.Turns(folder, request["side"], other, request["turns"] == "first")
     found = timing.blocks(
-        step, plan, warmed=not given, beside=bool(request.get("canary")), turns=turns
+        step,
+        plan,
+        warmed=not given,
+        beside=bool(request.get("canary")),
+        turns=turns,
+        plant=request.get("plant") or 0.0,
     )
     return {"status": "ok", "plan": plan.as_json(), "blocks": found}
 

@@ -160,7 +160,7 @@ def read_pair(
     canary: bool = False,
 ) -> None:
     """One more pair of readings of the point (the k-th: its order or its cores); `plant`:
-    each side's share of calls made again (a planted slowdown: calibration)."""
+    each side's share of more work (a planted slowdown: calibration)."""
     request = subject(found.point)
     request |= {"plan": found.plan, "seconds": seconds, "cpu": None, "canary": canary}
     if found.plan is None:  # the first reading of the old side makes the plan
@@ -170,9 +170,7 @@ def read_pair(
         if reply.get("status") != "ok":
             found.skipped = f"{reply.get('status')}: {reply.get('error')}"
             return
-        # a planted slowdown is a share of what a reading reads: the fast end of its blocks
-        plan = {**reply["plan"], "each": verdict.reading(reply["blocks"])}
-        found.plan = request["plan"] = plan
+        found.plan = request["plan"] = reply["plan"]
     sides = (old, new)
     if design == INTERLEAVED:
         order = [0, 1] if k % 2 == 0 else [1, 0]
