@@ -405,7 +405,7 @@ def test_evidence_is_data_told_in_a_sentence_with_units():
     (row,) = found("m.CCosts.track_graph_ops", [[5.0, 5.0]], [[7.0, 7.0]])
     assert row.told.startswith("graph operations 5 operations -> 7 operations")
     timed = {"rule": "time", "ratio": 1.057, "low": 1.041, "high": 1.072, "pairs": 8}
-    timed |= {"margin": 0.02, "before": 0.006, "after": 0.00634}
+    timed |= {"margin": 0.02, "level": 0.95, "before": 0.006, "after": 0.00634}
     assert rules.told(timed, "seconds") == (
         "time 6 ms -> 6.34 ms (x1.057, 95% interval x1.041-x1.072, beyond the margin of 2%; "
         "8 pairs of processes, read in turn)"

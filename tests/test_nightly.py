@@ -133,6 +133,7 @@ def pairs(new_slower, ratio=1.08, unknown=()):
             "high": r * 1.02,
             "pairs": 8,
             "margin": 0.02,
+            "level": 0.95,
             "skipped": None,
         }
 
@@ -178,11 +179,18 @@ def test_a_time_bisection_keeps_its_pairs_and_tells_them():
     checked = keptfiles.check_bisection(json.loads(json.dumps(data)))
     assert checked["times"] == data["times"]
     text = output.nightly(checked)
-    assert f"{BUILDS[0].version} -> {BUILDS[3].version}: x1.071 (99% interval" in text
+    assert f"{BUILDS[0].version} -> {BUILDS[3].version}: x1.071 (95% interval" in text
     assert "8 pairs): different (margin 2%)" in text and "): same (margin 2%)" in text
     assert keptfiles.check_bisection(kept_bisection())["times"] == []  # kept before: none
     issue = upstream.issue(checked, "print(1)\n")
-    assert f"- {BUILDS[0].version} -&gt; {BUILDS[3].version}: x1.071 (99% interval" in issue
+    assert f"- {BUILDS[0].version} -&gt; {BUILDS[3].version}: x1.071 (95% interval" in issue
+    # kept before comparisons named their level: read at 99%, and told so
+    data["times"] = [{k: v for k, v in t.items() if k != "level"} for t in data["times"]]
+    before = keptfiles.check_bisection(json.loads(json.dumps(data)))
+    assert f"{BUILDS[3].version}: x1.071 (99% interval" in output.nightly(before)
+    data["times"][0]["level"] = 1.5
+    with pytest.raises(keptfiles.Invalid, match=r"times\[0\]\.level"):
+        keptfiles.check_bisection(data)
 
 
 @pytest.mark.parametrize("metric", ["retained", "heap-peak", "growth", "peak", "time", "leak"])

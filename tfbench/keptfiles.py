@@ -145,6 +145,7 @@ class Compared(TypedDict):
     high: float | None
     pairs: int
     margin: float
+    level: float  # of the interval
     skipped: str | None
 
 
@@ -242,6 +243,7 @@ def _compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compa
         high=figure(data.get("high"), f"{where}.high"),
         pairs=field(data, "pairs", grammar.integer, where),
         margin=field(data, "margin", grammar.number, where),
+        level=_level(data, where),
         skipped=optional(grammar.text)(data.get("skipped"), f"{where}.skipped"),
     )
 
@@ -405,12 +407,25 @@ EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
 EVIDENCE_EXTRA = {"heap": grammar.identifier, "less": grammar.text}  # rss only; a shift's
 
 
+def _level(data: dict[str, Any], where: str) -> float:
+    """A time verdict's level: 99% where it was kept before the verdict named its level."""
+    path = f"{where}.level" if where else "level"
+    level = optional(grammar.number)(data.get("level"), path)
+    if level is None:
+        return 0.99
+    if not 0 < level < 1:
+        raise Invalid(path, f"{level!r} is no level of an interval")
+    return level
+
+
 def _evidence(value: Any, where: str) -> dict[str, Any]:
     data = grammar.obj(value, where)
     rule = field(data, "rule", grammar.one_of(tuple(EVIDENCE)), where)
     found: dict[str, Any] = {"rule": rule}
     for name, check in EVIDENCE[rule].items():
         found[name] = field(data, name, check, where)
+    if rule == "time":
+        found["level"] = _level(data, where)
     for name, check in EVIDENCE_EXTRA.items():
         if name in data:
             found[name] = check(data[name], f"{where}.{name}")
@@ -427,6 +442,7 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
             where,
         ),
         "margin": field(data, "margin", grammar.number, where),
+        "level": _level(data, where),
         "pairs": field(data, "pairs", _pair_of(grammar.integer), where),
         "seconds": field(data, "seconds", grammar.number, where),
         **{k: field(data, k, grammar.integer, where) for k in ("skipped", "different", "same")},

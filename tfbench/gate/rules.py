@@ -124,7 +124,8 @@ def told(evidence: dict[str, Any], unit: str) -> str:
     else:  # time: the time reader's verdict
         text = (
             f"time {format_value(evidence['before'], unit)} -> "
-            f"{format_value(evidence['after'], unit)} (x{evidence['ratio']:.3f}, 95% interval "
+            f"{format_value(evidence['after'], unit)} (x{evidence['ratio']:.3f}, "
+            f"{evidence['level']:.0%} interval "
             f"x{evidence['low']:.3f}-x{evidence['high']:.3f}, beyond the margin of "
             f"{evidence['margin']:.0%}; {evidence['pairs']} pairs of processes, read in turn)"
         )
@@ -273,7 +274,8 @@ def time_rows(benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed]) ->
             for side in (0, 1)
         )
         evidence = {"rule": "time", "ratio": found.ratio, "low": found.low, "high": found.high}
-        evidence |= {"pairs": found.pairs, "margin": read.margin, "before": before}
+        evidence |= {"pairs": found.pairs, "margin": read.margin, "level": verdict.LEVEL}
+        evidence["before"] = before
         evidence["after"] = after
         rows.append(
             Change(

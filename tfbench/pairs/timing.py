@@ -328,6 +328,7 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
     return {
         "design": reader.design,
         "margin": reader.margin,
+        "level": verdict.LEVEL,
         "pairs": [reader.first, reader.most],
         "seconds": reader.seconds,
         "skipped": sum(t.skipped is not None for t in timed.values()),
