@@ -338,3 +338,33 @@ def test_the_recorded_gates_replay_to_where_the_reader_stopped():
             told = verdict.replayed(logs, 0.02, 8, 14)
             if told.answer != verdict.UNKNOWN:
                 assert told.pairs == len(logs), (path.name, name)
+
+
+AA_TURNS = [f"aa{k}-turns-v2.21.0.json" for k in (5, 6, 7, 8)]  # v2.21.0 against itself
+
+
+def told(run: dict[str, list[float]], change: float = 0.0) -> list[verdict.Verdict]:
+    """A recorded run's verdicts under the reader's rule, its pairs moved by `change`: its
+    first pairs only, as a whole-suite gate's budget allows."""
+    reader = timing.Reader()
+    moved = [[x + math.log1p(change) for x in logs] for logs in run.values()]
+    return [verdict.replayed(m, reader.margin, reader.first, reader.first) for m in moved]
+
+
+def found_worse(run: dict[str, list[float]], change: float) -> float:
+    found = told(run, change)
+    return round(sum(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in found) / len(found), 2)
+
+
+def test_the_recorded_aa_gates_read_in_turns_replay_to_no_row_and_find_a_moved_change():
+    """Calibration, replayed: four whole-suite A/A gates read in turns (81 points, 8 pairs
+    each) read no point different under the reader's rule; their pairs moved by 5% and 10%,
+    and the gate with a 5% plant, are found at the shares measured
+    (docs/validation/gate.md#level)."""
+    for name in AA_TURNS:
+        run = recorded(name)
+        assert len(run) == 81 and all(len(v) == 8 for v in run.values()), name
+        assert not any(v.answer == verdict.DIFFERENT for v in told(run)), name
+    assert [found_worse(recorded(n), 0.05) for n in AA_TURNS] == [0.47, 0.58, 0.63, 0.68]
+    assert [found_worse(recorded(n), 0.10) for n in AA_TURNS] == [0.86, 0.83, 0.93, 0.95]
+    assert found_worse(recorded("plant05-block-v2.21.0.json"), 0.0) == 0.64

@@ -3,7 +3,7 @@ as the reader takes them (tfbench.pairs.verdict.replayed) under a margin and a l
 the readings a gate records (.asv/gate/OLD-NEW/time.json, or their logs alone).
 
     python tests/validation/time_replay.py A/A.json [...] [--planted P.json ...]
-        [--margin 0.02] [--level 0.99] [--first 8] [--most 14] [--strip DIR] [--null N]
+        [--margin 0.02] [--level 0.95] [--first 8] [--most 14] [--strip DIR] [--null N]
         [--shift S ...] [--power PAIRS ...]
 
 Per run: how many points are different, same, unknown; for a planted run the share found
