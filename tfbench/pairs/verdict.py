@@ -26,9 +26,8 @@ from typing import Any
 DIFFERENT, SAME, UNKNOWN = "different", "same", "unknown"
 ANSWERS = (DIFFERENT, SAME, UNKNOWN)
 QUANTILE = 0.1  # of a reading's blocks: tests/validation/time_designs.py chose it
-# 95%: on the pairs of four whole-suite A/A gates read in turns, 0 false rows in each and
-# 0.04 a gate drawn from them (0.10 where points read on to 14 pairs), and a 5% change
-# found at 59% of the points where 99% found 34% (docs/validation/gate.md#level)
+# 95%: at 8 pairs a 99% interval is the pairs' range; the margin, not the level, keeps a
+# gate's false rows rare (chosen on A/A gates' pairs: docs/validation/gate.md#level)
 LEVEL = 0.95
 Blocks = list[tuple[int, int, int]]  # (start ns, end ns, calls) of each block of a reading
 
