@@ -274,7 +274,7 @@ def time_rows(benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed]) ->
             for side in (0, 1)
         )
         evidence = {"rule": "time", "ratio": found.ratio, "low": found.low, "high": found.high}
-        evidence |= {"pairs": found.pairs, "margin": read.margin, "level": verdict.LEVEL}
+        evidence |= {"pairs": found.pairs, "margin": read.margin, "level": found.level}
         evidence["before"] = before
         evidence["after"] = after
         rows.append(

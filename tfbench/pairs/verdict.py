@@ -114,6 +114,7 @@ class Verdict:
     low: float | None  # its interval
     high: float | None
     pairs: int
+    level: float = LEVEL  # of the interval
 
     @property
     def unseen(self) -> float | None:
@@ -128,7 +129,7 @@ def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
     """The verdict of the pairs' log ratios against a relative margin."""
     found = interval(logs, level)
     if found is None:
-        return Verdict(UNKNOWN, None, None, None, len(logs))
+        return Verdict(UNKNOWN, None, None, None, len(logs), level)
     estimate, low, high = found
     bound = math.log1p(margin)
     if low > bound or high < -bound:
@@ -137,7 +138,7 @@ def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
         answer = SAME
     else:
         answer = UNKNOWN
-    return Verdict(answer, math.exp(estimate), math.exp(low), math.exp(high), len(logs))
+    return Verdict(answer, math.exp(estimate), math.exp(low), math.exp(high), len(logs), level)
 
 
 def replayed(
@@ -209,7 +210,7 @@ def compared(found: Timed, old: str, new: str) -> dict[str, Any]:
         "high": told.high,
         "pairs": told.pairs,
         "margin": found.margin,
-        "level": LEVEL,
+        "level": told.level,
         "skipped": found.skipped,
     }
 
