@@ -213,6 +213,7 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
     said = verdict.time_line(summary)
     assert "1 unknown after 8 to 12 pairs (their intervals leave open a change of" in said
     assert f"{noisy.unseen:.0%} at the widest" in said
+    assert said.endswith("; a point was read on while it left a change of 5% open")
     assert "1 unknown after 8 pairs" in verdict.time_line({**summary, "pairs": [8, 8]})
 
 
@@ -344,8 +345,9 @@ AA_TURNS = [f"aa{k}-turns-v2.21.0.json" for k in (5, 6, 7, 8)]  # v2.21.0 agains
 
 
 def told(run: dict[str, list[float]], change: float = 0.0) -> list[verdict.Verdict]:
-    """A recorded run's verdicts under the reader's rule, its pairs moved by `change`: its
-    first pairs only, as a whole-suite gate's budget allows."""
+    """A recorded run's verdicts under the reader's rule, its pairs moved by `change`: the
+    first pairs only (a recorded gate holds 8 a point; more are drawn in
+    tests/validation/time_replay.py)."""
     reader = timing.Reader()
     moved = [[x + math.log1p(change) for x in logs] for logs in run.values()]
     return [verdict.replayed(m, reader.margin, reader.first, reader.first) for m in moved]
@@ -358,13 +360,13 @@ def found_worse(run: dict[str, list[float]], change: float) -> float:
 
 def test_the_recorded_aa_gates_read_in_turns_replay_to_no_row_and_find_a_moved_change():
     """Calibration, replayed: four whole-suite A/A gates read in turns (81 points, 8 pairs
-    each) read no point different under the reader's rule; their pairs moved by 5% and 10%,
-    and the gate with a 5% plant, are found at the shares measured
-    (docs/validation/gate.md#level)."""
+    each) read no point different under the reader's rule at their first pairs; their pairs
+    moved by 5% and 10%, and the gate with a 5% plant, are found there at the shares
+    measured (docs/validation/gate.md#watch)."""
     for name in AA_TURNS:
         run = recorded(name)
         assert len(run) == 81 and all(len(v) == 8 for v in run.values()), name
         assert not any(v.answer == verdict.DIFFERENT for v in told(run)), name
-    assert [found_worse(recorded(n), 0.05) for n in AA_TURNS] == [0.47, 0.58, 0.63, 0.68]
-    assert [found_worse(recorded(n), 0.10) for n in AA_TURNS] == [0.86, 0.83, 0.93, 0.95]
-    assert found_worse(recorded("plant05-block-v2.21.0.json"), 0.0) == 0.64
+    assert [found_worse(recorded(n), 0.05) for n in AA_TURNS] == [0.27, 0.44, 0.54, 0.54]
+    assert [found_worse(recorded(n), 0.10) for n in AA_TURNS] == [0.77, 0.80, 0.91, 0.91]
+    assert found_worse(recorded("plant05-block-v2.21.0.json"), 0.0) == 0.54

@@ -447,8 +447,9 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
         "seconds": field(data, "seconds", grammar.number, where),
         **{k: field(data, k, grammar.integer, where) for k in ("skipped", "different", "same")},
         "unknown": field(data, "unknown", lambda v, f: grammar.each(v, f, grammar.point), where),
-        # absent in runs kept before it
+        # absent in runs kept before them
         "unseen": optional(_pair_of(grammar.number))(data.get("unseen"), f"{where}.unseen"),
+        "watch": optional(grammar.number)(data.get("watch"), f"{where}.watch"),
     }
 
 

@@ -3,8 +3,8 @@ as the reader takes them (tfbench.pairs.verdict.replayed) under a margin and a l
 the readings a gate records (.asv/gate/OLD-NEW/time.json, or their logs alone).
 
     python tests/validation/time_replay.py A/A.json [...] [--planted P.json ...]
-        [--margin 0.02] [--level 0.95] [--first 8] [--most 14] [--strip DIR] [--null N]
-        [--shift S ...] [--power PAIRS ...]
+        [--margin 0.02] [--level 0.98] [--first 8] [--most 40] [--watch 0.05] [--strip DIR]
+        [--null N] [--shift S ...] [--power PAIRS ...]
 
 Per run: how many points are different, same, unknown; for a planted run the share found
 worse, overall and by point class (a point's spread in the A/A runs: the standard deviation
@@ -46,7 +46,7 @@ def logs_of(path: Path) -> dict[str, list[float]]:
 
 def answers(runs: dict[str, list[float]], args: argparse.Namespace) -> dict[str, verdict.Verdict]:
     return {
-        name: verdict.replayed(logs, args.margin, args.first, args.most, args.level)
+        name: verdict.replayed(logs, args.margin, args.first, args.most, args.level, args.watch)
         for name, logs in runs.items()
     }
 
@@ -63,7 +63,8 @@ def main() -> None:
     parser.add_argument("--margin", type=float, default=0.02)
     parser.add_argument("--level", type=float, default=verdict.LEVEL)
     parser.add_argument("--first", type=int, default=8)
-    parser.add_argument("--most", type=int, default=14)
+    parser.add_argument("--most", type=int, default=40)
+    parser.add_argument("--watch", type=float, default=verdict.WATCH)
     parser.add_argument("--strip", type=Path)
     parser.add_argument("--null", type=int, default=0)
     parser.add_argument("--shift", type=float, nargs="*", default=[])
@@ -76,7 +77,10 @@ def main() -> None:
         for path, run in zip([*args.aa, *args.planted], [*aa, *planted]):
             (args.strip / path.name).write_text(json.dumps({"points": run}, indent=0) + "\n")
     sd = spread(aa)
-    print(f"margin {args.margin:.0%}, level {args.level:.0%}, pairs {args.first}-{args.most}")
+    print(
+        f"margin {args.margin:.0%}, level {args.level:.0%}, pairs {args.first}-{args.most}, "
+        f"watch {args.watch:.0%}"
+    )
     for path, run in zip([*args.aa, *args.planted], [*aa, *planted]):
         told = answers(run, args)
         count = {a: sum(v.answer == a for v in told.values()) for a in verdict.ANSWERS}

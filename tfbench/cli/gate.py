@@ -45,14 +45,14 @@ def add(sub: Subcommands) -> None:
         type=int,
         metavar="MOST",
         help="time: pairs of readings at most a point, more read only while its verdict is "
-        "unknown (default 14; a 5%% change at three points in four takes 30 here: "
-        "docs/validation/gate.md#time-turns)",
+        "unknown and its interval leaves a change of 5%% open (default 40: "
+        "docs/validation/gate.md#watch)",
     )
     g.add_argument(
         "--time-budget",
         type=float,
         metavar="SECONDS",
-        help="time: no pair after the first 8 once the reader has read this long (default 720)",
+        help="time: no pair after the first 8 once the reader has read this long (default 2400)",
     )
     g.add_argument(
         "--reading",

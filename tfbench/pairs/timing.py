@@ -225,10 +225,11 @@ class Reader:
 
     design: str = TURNS
     margin: float = 0.02  # a change within it is SAME; beyond it, where the interval is, DIFFERENT
-    first: int = 8  # pairs every point gets: the fewest a 99% interval can be had with
-    most: int = 14  # pairs at most, a point read again while UNKNOWN
+    first: int = 8  # pairs every point gets before any stops (docs/validation/gate.md#watch)
+    most: int = 40  # pairs at most, a point read again while it could hide a WATCH change
     seconds: float = 0.5  # a reading's timed calls, about
-    budget_s: float = 720.0  # no more pairs once the reader has read this long (first excepted)
+    budget_s: float = 2400.0  # no more pairs once the reader has read this long (first excepted)
+    watch: float = verdict.WATCH  # read on while the interval leaves this change open
 
 
 def measure(
@@ -240,27 +241,28 @@ def measure(
     say: Callable[[str], None] = print,
 ) -> dict[Point, verdict.Timed]:
     """Each point (benchmark, asv's param values) read in `reader.first` pairs, then one more
-    pair at a time while its verdict is unknown, `reader.most` pairs at most and while the
-    reader's budget lasts; each pass over the points in new servers. `plant`: each side's
-    share of more work (calibration)."""
+    pair at a time while its verdict is unknown and could hide a change of `reader.watch`
+    (verdict.reads_on), `reader.most` pairs at most and while the reader's budget lasts;
+    each pass over the points in new servers. `plant`: each side's share of more work
+    (calibration)."""
     found = {p: verdict.Timed(p, reader.margin) for p in points}
     began = time.monotonic()
     for k in range(reader.most):
-        unknown = [
+        asked = [
             p
             for p in points
             if found[p].skipped is None
-            and (k < reader.first or found[p].verdict.answer == verdict.UNKNOWN)
+            and (k < reader.first or verdict.reads_on(found[p].verdict, reader.watch))
         ]
-        if not unknown or (k >= reader.first and time.monotonic() - began > reader.budget_s):
+        if not asked or (k >= reader.first and time.monotonic() - began > reader.budget_s):
             break
         for side in (old, new):  # both start at once; no reading while either imports
             side.renew()
             side.start()
         old.ready(), new.ready()
-        for p in unknown:
+        for p in asked:
             read_pair(found[p], old, new, reader.design, reader.seconds, k, plant)
-        say(f"time: pair {k + 1} read at {len(unknown)} point(s)")
+        say(f"time: pair {k + 1} read at {len(asked)} point(s)")
     return found
 
 
@@ -330,6 +332,7 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
         "margin": reader.margin,
         "level": verdict.LEVEL,
         "pairs": [reader.first, reader.most],
+        "watch": reader.watch,
         "seconds": reader.seconds,
         "skipped": sum(t.skipped is not None for t in timed.values()),
         **{a: sum(v == a for v in answers.values()) for a in (verdict.DIFFERENT, verdict.SAME)},

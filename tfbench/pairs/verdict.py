@@ -10,8 +10,10 @@ and its interval the exact Wilcoxon signed-rank one: distribution-free, and an o
 process moves it by one rank, not by its size.
 
 The verdict against a margin m: DIFFERENT where the interval lies beyond m on one side,
-SAME where it lies within it, UNKNOWN where it straddles a bound (read more pairs). The
-interval is a 95% one (LEVEL), and a comparison keeps the level it was read at.
+SAME where it lies within it, UNKNOWN where it straddles a bound. An unknown point is read
+again only while its interval leaves open a change of WATCH or more: the budget goes to
+the points that could still hide one. The interval is a 98% one (LEVEL), and a comparison
+keeps the level it was read at.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from typing import Any
 DIFFERENT, SAME, UNKNOWN = "different", "same", "unknown"
 ANSWERS = (DIFFERENT, SAME, UNKNOWN)
 QUANTILE = 0.1  # of a reading's blocks: tests/validation/time_designs.py chose it
-# 95%: at 8 pairs a 99% interval is the pairs' range; the margin, not the level, keeps a
-# gate's false rows rare (chosen on A/A gates' pairs: docs/validation/gate.md#level)
-LEVEL = 0.95
+# 98%: a point is looked at after every pair from the 8th to the 40th, and each look is a
+# chance of a false row; chosen with WATCH on A/A gates' pairs (docs/validation/gate.md#watch)
+LEVEL = 0.98
+WATCH = 0.05  # the change a gate is for: a point whose interval rules it out is not read on
 Blocks = list[tuple[int, int, int]]  # (start ns, end ns, calls) of each block of a reading
 
 
@@ -141,16 +144,27 @@ def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
     return Verdict(answer, math.exp(estimate), math.exp(low), math.exp(high), len(logs), level)
 
 
+def reads_on(found: Verdict, watch: float = WATCH) -> bool:
+    """Whether a point is read again: its verdict unknown, and its interval leaving open a
+    change of `watch` or more (or no interval yet)."""
+    return found.answer == UNKNOWN and (found.unseen is None or found.unseen >= watch)
+
+
 def replayed(
-    logs: list[float], margin: float, first: int, most: int, level: float = LEVEL
+    logs: list[float],
+    margin: float,
+    first: int,
+    most: int,
+    level: float = LEVEL,
+    watch: float = WATCH,
 ) -> Verdict:
     """The verdict the reader stops at on these pairs, taken in order: after `first`, then one
-    more at a time while unknown, `most` at most (tfbench.pairs.timing.measure's rule): a
-    recorded gate's readings replayed under another margin or level."""
+    more at a time while it `reads_on`, `most` at most (tfbench.pairs.timing.measure's
+    rule): a recorded gate's readings replayed under another margin, level or watch."""
     last = min(most, len(logs))
     for n in range(min(first, last), last + 1):
         found = decide(logs[:n], margin, level)
-        if found.answer != UNKNOWN:
+        if not reads_on(found, watch):
             return found
     return decide(logs[:last], margin, level)
 
@@ -181,6 +195,7 @@ def time_line(time: dict[str, Any] | None) -> str:
     unseen = time.get("unseen")  # absent in runs kept before it
     first, most = time["pairs"]  # read: first, then more while unknown and the budget lasts
     pairs = f"{first}" if first == most else f"{first} to {most}"
+    watch = time.get("watch") if first != most else None  # absent in runs kept before it
     return (
         f"time: {decided + unknown} point(s) read in pairs ({time['design']}, "
         f"{time['level']:.0%} intervals), "
@@ -192,6 +207,7 @@ def time_line(time: dict[str, Any] | None) -> str:
             if unseen
             else ""
         )
+        + (f"; a point was read on while it left a change of {watch:.0%} open" if watch else "")
         + (f"; {time['skipped']} skipped" if time["skipped"] else "")
     )
 
