@@ -4,7 +4,7 @@ the readings a gate records (.asv/gate/OLD-NEW/time.json, or their logs alone).
 
     python tests/validation/time_replay.py A/A.json [...] [--planted P.json ...]
         [--margin 0.02] [--level 0.98] [--first 8] [--most 40] [--watch 0.05] [--strip DIR]
-        [--null N] [--shift S ...] [--power PAIRS ...]
+        [--null N] [--shift S ...] [--power PAIRS ...] [--drawn]
 
 Per run: how many points are different, same, unknown; for a planted run the share found
 worse, overall and by point class (a point's spread in the A/A runs: the standard deviation
@@ -14,8 +14,9 @@ from N gates drawn from the A/A runs (each point's pairs resampled up to --most,
 flipped at random: an A/A pair is as likely either way), a bound on what more pairs would
 cost in false rows. --shift S: a true change of S, each A/A run's pairs moved by it,
 found where; with --power PAIRS: found where with that many pairs a point, drawn from
-the A/A runs as --null draws them, then moved (what a larger budget would find). Nothing
-is measured: any machine runs it.
+the A/A runs as --null draws them, then moved (what a larger budget would find); with
+--drawn: found where by the rule itself (first pairs, then more while it reads on, up to
+--most), pairs drawn so and moved. Nothing is measured: any machine runs it.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def main() -> None:
     parser.add_argument("--null", type=int, default=0)
     parser.add_argument("--shift", type=float, nargs="*", default=[])
     parser.add_argument("--power", type=int, nargs="*", default=[])
+    parser.add_argument("--drawn", action="store_true")
     args = parser.parse_args()
     aa = [logs_of(p) for p in args.aa]
     planted = [logs_of(p) for p in args.planted]
@@ -95,7 +97,9 @@ def main() -> None:
             moved = {n: [x + math.log1p(share) for x in v] for n, v in run.items()}
             print(f"{path.name} moved {share:+.0%}: {found(answers(moved, args), sd)}")
         for pairs in args.power:
-            print(f"{pairs} pairs drawn, moved {share:+.0%}: {power(aa, share, pairs, sd, args)}")
+            print(f"{pairs} pairs drawn, moved {share:+.0%}: {power(aa, share, pairs, args)}")
+        if args.drawn:
+            print(f"drawn under the rule, moved {share:+.0%}: {power(aa, share, None, args)}")
     if args.null:
         null(aa, args)
 
@@ -112,38 +116,49 @@ def found(told: dict[str, verdict.Verdict], sd: dict[str, float]) -> str:
 
 
 def power(
-    aa: list[dict[str, list[float]]], share: float, pairs: int, sd: dict, args: argparse.Namespace
+    aa: list[dict[str, list[float]]],
+    share: float,
+    pairs: int | None,
+    args: argparse.Namespace,
 ) -> str:
-    """found() over 20 gates of `pairs` pairs a point drawn with random signs, then moved."""
-    draw, pooled_pairs, shift = random.Random(1), pooled(aa), math.log1p(share)
-    rule = argparse.Namespace(**{**vars(args), "first": pairs, "most": pairs})
-    shares = []
-    for _ in range(20):
-        gate = {
-            n: [draw.choice(v) * draw.choice((-1, 1)) + shift for _ in range(pairs)]
-            for n, v in pooled_pairs.items()
-        }
-        told = answers(gate, rule)
-        shares.append(
-            sum(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in told.values()) / len(told)
-        )
-    return f"found worse at {statistics.mean(shares):.0%} (20 gates)"
+    """found() over 20 gates of `pairs` pairs a point (None: as the rule reads them, up to
+    --most) drawn with random signs, then moved; the pairs read a gate beside it."""
+    fixed = {"first": pairs, "most": pairs} if pairs else {}
+    rule = argparse.Namespace(**{**vars(args), **fixed})
+    found, read = drawn(aa, share, rule, 20, seed=1)
+    share_found = statistics.mean(found) / len(pooled(aa))
+    return f"found worse at {share_found:.0%} (20 gates), {read:.0f} pairs a gate"
 
 
 def null(aa: list[dict[str, list[float]]], args: argparse.Namespace) -> None:
     """False rows a gate under the rule, from A/A pairs resampled with random signs."""
-    draw, pairs = random.Random(0), pooled(aa)
-    false = []
-    for _ in range(args.null):
-        gate = {
-            n: [draw.choice(v) * draw.choice((-1, 1)) for _ in range(args.most)]
-            for n, v in pairs.items()
-        }
-        false.append(sum(v.answer == verdict.DIFFERENT for v in answers(gate, args).values()))
+    false, read = drawn(aa, 0.0, args, args.null, seed=0)
     print(
         f"null ({args.null} gates drawn from the A/A pairs): {statistics.mean(false):.2f} false "
-        f"rows a gate, {sum(f > 0 for f in false) / len(false):.0%} of gates with one or more"
+        f"rows a gate, {sum(f > 0 for f in false) / len(false):.0%} of gates with one or more, "
+        f"{read:.0f} pairs a gate"
     )
+
+
+def drawn(
+    aa: list[dict[str, list[float]]], share: float, rule: argparse.Namespace, gates: int, seed: int
+) -> tuple[list[int], float]:
+    """Gates drawn from the A/A runs' pairs (each point's pairs resampled, up to the rule's
+    most, each sign flipped at random: an A/A pair is as likely either way), moved by
+    `share` and read by the rule: each gate's points different (worse, where moved) and
+    the pairs a gate read, on average."""
+    draw, pairs, shift = random.Random(seed), pooled(aa), math.log1p(share)
+    found, read = [], []
+    for _ in range(gates):
+        gate = {
+            n: [draw.choice(v) * draw.choice((-1, 1)) + shift for _ in range(rule.most)]
+            for n, v in pairs.items()
+        }
+        told = answers(gate, rule)
+        hit = [v for v in told.values() if v.answer == verdict.DIFFERENT]
+        found.append(sum(v.ratio > 1 for v in hit) if share else len(hit))
+        read.append(sum(v.pairs for v in told.values()))
+    return found, statistics.mean(read)
 
 
 def pooled(aa: list[dict[str, list[float]]]) -> dict[str, list[float]]:
