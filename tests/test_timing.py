@@ -355,13 +355,19 @@ def recorded(name: str) -> dict[str, list[float]]:
     return json.loads((Path(__file__).parent / "data" / "time" / name).read_text())["points"]
 
 
+def by_the_reader(logs: list[float]) -> verdict.Verdict:
+    """The verdict the reader's own rule (timing.Reader: margin, pairs, watch) stops at."""
+    reader = timing.Reader()
+    return verdict.replayed(logs, reader.margin, reader.first, reader.most, watch=reader.watch)
+
+
 def test_the_recorded_gates_replay_to_where_the_reader_stopped():
     """The reader's stopping rule and its replay are one rule: every point a recorded
     whole-suite gate decided replays to that answer after exactly the pairs it read."""
     assert RECORDED
     for path in RECORDED:
         for name, logs in recorded(path.name).items():
-            told = verdict.replayed(logs, 0.02, 8, 14)
+            told = by_the_reader(logs)
             if told.answer != verdict.UNKNOWN:
                 assert told.pairs == len(logs), (path.name, name)
 
@@ -429,10 +435,7 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     reader = timing.Reader()
 
     def replayed(name: str) -> list[verdict.Verdict]:
-        return [
-            verdict.replayed(logs, reader.margin, reader.first, reader.most, watch=reader.watch)
-            for logs in recorded(name).values()
-        ]
+        return [by_the_reader(logs) for logs in recorded(name).values()]
 
     aa = replayed("aa9-watch-v2.21.0.json")
     assert [sum(v.answer == a for v in aa) for a in verdict.ANSWERS] == [0, 9, 72]
