@@ -434,7 +434,10 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     """The A/A gates and the 5% plant read by the rule as it is
     (docs/validation/gate.md#watch) replay to what they said: no row (the first: 9 same,
     every unknown point stopped with 5% ruled out or at the most; the second: 1 same, the
-    budget spent at 26 pairs); the plant found worse at 72 of 81 points."""
+    budget spent at 26 pairs); the 5% plant found worse at 72 of 81 points, the 10% one at
+    all 81; the candidate
+    (v2.21.0 against v2.22.0rc0, docs/validation/gate.md#watch-candidate) 14 better and 4
+    worse."""
     reader = timing.Reader()
 
     def replayed(name: str) -> list[verdict.Verdict]:
@@ -450,3 +453,9 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     plant = replayed("plant05-watch-v2.21.0.json")
     assert sum(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in plant) == 72
     assert not any(v.answer == verdict.DIFFERENT and v.ratio < 1 for v in plant)
+    plant10 = replayed("plant10-watch-v2.21.0.json")
+    assert all(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in plant10)
+    assert len(plant10) == 81
+    candidate = replayed("cand-watch-v2.21.0-v2.22.0rc0.json")
+    assert [sum(v.answer == a for v in candidate) for a in verdict.ANSWERS] == [18, 5, 58]
+    assert sum(v.answer == verdict.DIFFERENT and v.ratio < 1 for v in candidate) == 14
