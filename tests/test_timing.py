@@ -431,28 +431,28 @@ def test_gates_drawn_from_the_aa_pairs_read_by_the_whole_rule_find_5_percent_and
 
 
 def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
-    """The A/A gates and the 5% plant read by the rule as it is
-    (docs/validation/gate.md#watch) replay to what they said: no row (the first and the
-    third, whole-suite: 9 same,
-    every unknown point stopped with 5% ruled out or at the most; the second: 1 same, the
-    budget spent at 26 pairs); the 5% plant found worse at 72 of 81 points, the 10% one at
-    all 81; the candidate
-    (v2.21.0 against v2.22.0rc0, docs/validation/gate.md#watch-candidate) 14 better and 4
-    worse."""
+    """The gates read by the rule as it is (docs/validation/gate.md#watch and
+    #watch-candidate) replay to what they said: the A/A gates no row (the first and the
+    third, whole-suite: 9 same, every unknown point stopped with 5% ruled out or at the
+    most; the second: 1 same, the budget spent at 26 pairs); the 5% plant found worse at 72
+    of 81 points, the 10% one at all 81; the candidate (v2.21.0 against v2.22.0rc0) 14
+    better and 4 worse."""
     reader = timing.Reader()
 
     def replayed(name: str) -> list[verdict.Verdict]:
         return [by_the_reader(logs) for logs in recorded(name).values()]
 
+    def answered(told: list[verdict.Verdict]) -> list[int]:
+        """How many points each answer holds (different, same, unknown)."""
+        return [sum(v.answer == a for v in told) for a in verdict.ANSWERS]
+
     aa = replayed("aa9-watch-v2.21.0.json")
-    assert [sum(v.answer == a for v in aa) for a in verdict.ANSWERS] == [0, 9, 72]
+    assert answered(aa) == [0, 9, 72]
     assert sum(v.pairs for v in aa) == 917
     for v in aa:
         assert v.answer != verdict.UNKNOWN or v.unseen < reader.watch or v.pairs == reader.most
-    third = replayed("aa11-watch-v2.21.0.json")
-    assert [sum(v.answer == a for v in third) for a in verdict.ANSWERS] == [0, 9, 72]
-    second = replayed("aa10-watch-v2.21.0.json")
-    assert [sum(v.answer == a for v in second) for a in verdict.ANSWERS] == [0, 1, 80]
+    assert answered(replayed("aa10-watch-v2.21.0.json")) == [0, 1, 80]
+    assert answered(replayed("aa11-watch-v2.21.0.json")) == [0, 9, 72]
     plant = replayed("plant05-watch-v2.21.0.json")
     assert sum(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in plant) == 72
     assert not any(v.answer == verdict.DIFFERENT and v.ratio < 1 for v in plant)
@@ -460,5 +460,5 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     assert all(v.answer == verdict.DIFFERENT and v.ratio > 1 for v in plant10)
     assert len(plant10) == 81
     candidate = replayed("cand-watch-v2.21.0-v2.22.0rc0.json")
-    assert [sum(v.answer == a for v in candidate) for a in verdict.ANSWERS] == [18, 5, 58]
+    assert answered(candidate) == [18, 5, 58]
     assert sum(v.answer == verdict.DIFFERENT and v.ratio < 1 for v in candidate) == 14
