@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tfbench import scenarios, targets
@@ -39,3 +43,14 @@ def test_a_users_function_gets_default_counts(tmp_path):
     assert ready.step() == 1
     with pytest.raises(LookupError, match="has no function 'nope'"):
         targets.prepare(targets.FunctionTarget(str(mine), "nope"))
+
+
+def test_a_measuring_process_keeps_its_temporary_files_in_its_own_folder(tmp_path):
+    """A forked reading exits without Python's exit handlers, so what TensorFlow's autograph
+    writes to the temporary folder would stay there: the folder is the measurement's own,
+    removed with it."""
+    env = targets.isolated_env(tmp_path, [])
+    code = "import tempfile; print(tempfile.NamedTemporaryFile(delete=False).name)"
+    made = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert Path(made.stdout.strip()).parent == tmp_path

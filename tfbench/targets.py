@@ -305,7 +305,9 @@ def isolated_env(tmp: Path, roots: list[str], counted: bool = False) -> dict[str
     """The environment of a process that imports tfbench from its source and nothing else
     from this process's path but `roots` (another environment's packages, its TensorFlow,
     must not be shadowed by this one's), through a link made in `tmp`; every allocation
-    through glibc's malloc and counted where `counted` (tfbench.measure.heap)."""
+    through glibc's malloc and counted where `counted` (tfbench.measure.heap). Its temporary
+    files go to `tmp` as well: a forked reading exits without Python's exit handlers, which
+    is where TensorFlow's autograph removes the modules it writes."""
     source = tmp / "code"
     source.mkdir()
     (source / "tfbench").symlink_to(PACKAGE)
@@ -313,6 +315,7 @@ def isolated_env(tmp: Path, roots: list[str], counted: bool = False) -> dict[str
         os.environ,
         TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
         PYTHONPATH=os.pathsep.join([str(source), *dict.fromkeys(roots)]),
+        TMPDIR=str(tmp),
         **(heap.preload_env() if counted else {}),
     )
 
