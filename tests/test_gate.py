@@ -410,3 +410,22 @@ def test_evidence_is_data_told_in_a_sentence_with_units():
         "time 6 ms -> 6.34 ms (x1.057, 95% interval x1.041-x1.072, beyond the margin of 2%; "
         "8 pairs of processes, read in turn)"
     )
+
+
+def test_a_machine_is_recorded_for_asv_once_and_kept_as_it_is(tmp_path, monkeypatch, caplog):
+    """asv asks for this machine's record before it runs: the gate and `run` make one with
+    asv's defaults where there is none (quietly: a fresh machine is not an error), and keep
+    one already there."""
+    from tfbench.gate import asvruns
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    asvruns.ensure_machine("lab-1")
+    saved = json.loads((tmp_path / ".asv-machine.json").read_text())
+    assert saved["lab-1"]["machine"] == "lab-1" and saved["lab-1"]["num_cpu"]
+    assert "No information stored" not in caplog.text
+    saved["lab-1"]["cpu"] = "as its owner wrote it"
+    (tmp_path / ".asv-machine.json").write_text(json.dumps(saved))
+    asvruns.ensure_machine("lab-1")
+    asvruns.ensure_machine("lab-2")
+    again = json.loads((tmp_path / ".asv-machine.json").read_text())
+    assert again["lab-1"]["cpu"] == "as its owner wrote it" and "lab-2" in again

@@ -139,8 +139,8 @@ def ensure_machine(machine: str) -> None:
 
     try:
         MachineCollection.load(machine)
-    except util.UserError:
-        Machine.load(machine_name=machine, **{**Machine.get_defaults(), "machine": machine})
+    except util.UserError:  # saved as asv's Machine.load would, without its error message
+        MachineCollection.save(machine, {**Machine.get_defaults(), "machine": machine})
 
 
 @dataclass
