@@ -3,12 +3,13 @@ as the reader takes them (tfbench.pairs.verdict.replayed) under a margin and a l
 the readings a gate records (.asv/gate/OLD-NEW/time.json, or their logs alone).
 
     python tests/validation/time_replay.py A/A.json [...] [--planted P.json ...]
-        [--margin 0.02] [--level 0.98] [--first 8] [--most 40] [--watch 0.05] [--strip DIR]
+        [--margin M] [--level L] [--first F] [--most MOST] [--watch W] [--strip DIR]
         [--null N] [--shift S ...] [--power PAIRS ...] [--drawn]
 
-Per run: how many points are different, same, unknown; for a planted run the share found
-worse, overall and by point class (a point's spread in the A/A runs: the standard deviation
-of a pair's log ratio, under 3%, 3-6%, over 6%). --strip writes each run's log ratios alone
+The rule's defaults are the reader's (tfbench.pairs.timing.Reader). Per run: how many
+points are different, same, unknown; for a planted run the share found worse, overall and
+by point class (a point's spread in the A/A runs: the standard deviation of a pair's log
+ratio, under 3%, 3-6%, over 6%). --strip writes each run's log ratios alone
 (tests/data/time/: what the unit test replays). --null N: the rule's false rows a gate,
 from N gates drawn from the A/A runs (each point's pairs resampled up to --most, each sign
 flipped at random: an A/A pair is as likely either way), a bound on what more pairs would
@@ -28,9 +29,17 @@ import random
 import statistics
 from pathlib import Path
 
-from tfbench.pairs import verdict
+from tfbench.pairs import timing, verdict
 
 CLASSES = (("under 3%", 0.0, 0.03), ("3-6%", 0.03, 0.06), ("over 6%", 0.06, math.inf))
+
+
+def read_by(reader: timing.Reader) -> argparse.Namespace:
+    """The reader's rule, as the replay takes it (its margin, level, pairs and watch)."""
+    return argparse.Namespace(
+        margin=reader.margin, level=verdict.LEVEL, first=reader.first, most=reader.most,
+        watch=reader.watch,
+    )  # fmt: skip
 
 
 def logs_of(path: Path) -> dict[str, list[float]]:
@@ -61,11 +70,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("aa", nargs="+", type=Path)
     parser.add_argument("--planted", nargs="*", type=Path, default=[])
-    parser.add_argument("--margin", type=float, default=0.02)
-    parser.add_argument("--level", type=float, default=verdict.LEVEL)
-    parser.add_argument("--first", type=int, default=8)
-    parser.add_argument("--most", type=int, default=40)
-    parser.add_argument("--watch", type=float, default=verdict.WATCH)
+    rule = read_by(timing.Reader())  # the gate's, unless told otherwise
+    parser.add_argument("--margin", type=float, default=rule.margin)
+    parser.add_argument("--level", type=float, default=rule.level)
+    parser.add_argument("--first", type=int, default=rule.first)
+    parser.add_argument("--most", type=int, default=rule.most)
+    parser.add_argument("--watch", type=float, default=rule.watch)
     parser.add_argument("--strip", type=Path)
     parser.add_argument("--null", type=int, default=0)
     parser.add_argument("--shift", type=float, nargs="*", default=[])

@@ -45,14 +45,14 @@ def add(sub: Subcommands) -> None:
         type=int,
         metavar="MOST",
         help="time: pairs of readings at most a point, more read only while its verdict is "
-        "unknown and its interval leaves a change of 5%% open (default 40: "
+        "unknown and its interval leaves a change of 5%% open (default 50: "
         "docs/validation/gate.md#watch)",
     )
     g.add_argument(
         "--time-budget",
         type=float,
         metavar="SECONDS",
-        help="time: no pair after the first 8 once the reader has read this long (default 2400)",
+        help="time: no pair after the first 8 once the reader has read this long (default 2700)",
     )
     g.add_argument(
         "--reading",

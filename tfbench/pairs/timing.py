@@ -226,9 +226,9 @@ class Reader:
     design: str = TURNS
     margin: float = 0.02  # a change within it is SAME; beyond it, where the interval is, DIFFERENT
     first: int = 8  # pairs every point gets before any stops (docs/validation/gate.md#watch)
-    most: int = 40  # pairs at most, a point read again while it could hide a WATCH change
+    most: int = 50  # pairs at most, a point read again while it could hide a WATCH change
     seconds: float = 0.5  # a reading's timed calls, about
-    budget_s: float = 2400.0  # no more pairs once the reader has read this long (first excepted)
+    budget_s: float = 2700.0  # no more pairs once the reader has read this long (first excepted)
     watch: float = verdict.WATCH  # read on while the interval leaves this change open
 
 

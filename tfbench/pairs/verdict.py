@@ -198,7 +198,7 @@ def time_line(time: dict[str, Any] | None) -> str:
     watch = time.get("watch") if first != most else None  # absent in runs kept before it
     return (
         f"time: {decided + unknown} point(s) read in pairs ({time['design']}, "
-        f"{time['level']:.0%} intervals), "
+        f"{time['seconds']:g} s readings, {time['level']:.0%} intervals), "
         f"{time['different']} different and {time['same']} the same within "
         f"{time['margin']:.0%}; {unknown} unknown after {pairs} pairs"
         + (
