@@ -450,6 +450,7 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
         # absent in runs kept before them
         "unseen": optional(_pair_of(grammar.number))(data.get("unseen"), f"{where}.unseen"),
         "watch": optional(grammar.number)(data.get("watch"), f"{where}.watch"),
+        "apart": optional(grammar.boolean)(data.get("apart"), f"{where}.apart"),
     }
 
 

@@ -3,8 +3,8 @@ as the reader takes them (tfbench.pairs.verdict.replayed) under a margin and a l
 the readings a gate records (.asv/gate/OLD-NEW/time.json, or their logs alone).
 
     python tests/validation/time_replay.py A/A.json [...] [--planted P.json ...]
-        [--margin M] [--level L] [--first F] [--most MOST] [--watch W] [--strip DIR]
-        [--null N] [--shift S ...] [--power PAIRS ...] [--drawn]
+        [--margin M] [--level L] [--first F] [--most MOST] [--watch W] [--no-apart] [--strip DIR]
+        [--null N] [--shift S ...] [--power PAIRS ...] [--drawn] [--own P.json ...]
 
 The rule's defaults are the reader's (tfbench.pairs.timing.Reader). Per run: how many
 points are different, same, unknown; for a planted run the share found worse, overall and
@@ -17,7 +17,9 @@ cost in false rows. --shift S: a true change of S, each A/A run's pairs moved by
 found where; with --power PAIRS: found where with that many pairs a point, drawn from
 the A/A runs as --null draws them, then moved (what a larger budget would find); with
 --drawn: found where by the rule itself (first pairs, then more while it reads on, up to
---most), pairs drawn so and moved. Nothing is measured: any machine runs it.
+--most), pairs drawn so and moved. --own: gates drawn so, each point moved by the change
+it read in these planted gates (the mean of their estimates): a plant as it reads, point
+by point, not a flat share. Nothing is measured: any machine runs it.
 """
 
 from __future__ import annotations
@@ -35,10 +37,10 @@ CLASSES = (("under 3%", 0.0, 0.03), ("3-6%", 0.03, 0.06), ("over 6%", 0.06, math
 
 
 def read_by(reader: timing.Reader) -> argparse.Namespace:
-    """The reader's rule, as the replay takes it (its margin, level, pairs and watch)."""
+    """The reader's rule, as the replay takes it (its margin, level, pairs, watch, apart)."""
     return argparse.Namespace(
         margin=reader.margin, level=verdict.LEVEL, first=reader.first, most=reader.most,
-        watch=reader.watch,
+        watch=reader.watch, apart=reader.apart,
     )  # fmt: skip
 
 
@@ -56,7 +58,9 @@ def logs_of(path: Path) -> dict[str, list[float]]:
 
 def answers(runs: dict[str, list[float]], args: argparse.Namespace) -> dict[str, verdict.Verdict]:
     return {
-        name: verdict.replayed(logs, args.margin, args.first, args.most, args.level, args.watch)
+        name: verdict.replayed(
+            logs, args.margin, args.first, args.most, args.level, args.watch, args.apart
+        )
         for name, logs in runs.items()
     }
 
@@ -76,11 +80,13 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=rule.first)
     parser.add_argument("--most", type=int, default=rule.most)
     parser.add_argument("--watch", type=float, default=rule.watch)
+    parser.add_argument("--apart", action=argparse.BooleanOptionalAction, default=rule.apart)
     parser.add_argument("--strip", type=Path)
     parser.add_argument("--null", type=int, default=0)
     parser.add_argument("--shift", type=float, nargs="*", default=[])
     parser.add_argument("--power", type=int, nargs="*", default=[])
     parser.add_argument("--drawn", action="store_true")
+    parser.add_argument("--own", nargs="*", type=Path, default=[])
     args = parser.parse_args()
     aa = [logs_of(p) for p in args.aa]
     planted = [logs_of(p) for p in args.planted]
@@ -91,7 +97,7 @@ def main() -> None:
     sd = spread(aa)
     print(
         f"margin {args.margin:.0%}, level {args.level:.0%}, pairs {args.first}-{args.most}, "
-        f"watch {args.watch:.0%}"
+        f"watch {args.watch:.0%}{' or apart' if args.apart else ''}"
     )
     for path, run in zip([*args.aa, *args.planted], [*aa, *planted]):
         told = answers(run, args)
@@ -110,8 +116,23 @@ def main() -> None:
             print(f"{pairs} pairs drawn, moved {share:+.0%}: {power(aa, share, pairs, args)}")
         if args.drawn:
             print(f"drawn under the rule, moved {share:+.0%}: {power(aa, share, None, args)}")
+    if args.own:
+        own = as_read([logs_of(p) for p in args.own])
+        print(f"drawn under the rule, moved as {len(args.own)} planted gate(s) read: "
+              f"{power(aa, own, None, args)}")  # fmt: skip
     if args.null:
         null(aa, args)
+
+
+def as_read(planted: list[dict[str, list[float]]]) -> dict[str, float]:
+    """Each point's change as the planted gates read it: the mean of their estimates."""
+    found: dict[str, list[float]] = {}
+    for run in planted:
+        for name, logs in run.items():
+            told = verdict.interval(logs)
+            if told is not None:
+                found.setdefault(name, []).append(told[0])
+    return {n: math.expm1(statistics.mean(v)) for n, v in found.items()}
 
 
 def found(told: dict[str, verdict.Verdict], sd: dict[str, float]) -> str:
@@ -127,7 +148,7 @@ def found(told: dict[str, verdict.Verdict], sd: dict[str, float]) -> str:
 
 def power(
     aa: list[dict[str, list[float]]],
-    share: float,
+    share: float | dict[str, float],
     pairs: int | None,
     args: argparse.Namespace,
 ) -> str:
@@ -151,17 +172,22 @@ def null(aa: list[dict[str, list[float]]], args: argparse.Namespace) -> None:
 
 
 def drawn(
-    aa: list[dict[str, list[float]]], share: float, rule: argparse.Namespace, gates: int, seed: int
+    aa: list[dict[str, list[float]]],
+    share: float | dict[str, float],
+    rule: argparse.Namespace,
+    gates: int,
+    seed: int,
 ) -> tuple[list[int], float]:
     """Gates drawn from the A/A runs' pairs (each point's pairs resampled, up to the rule's
     most, each sign flipped at random: an A/A pair is as likely either way), moved by
-    `share` and read by the rule: each gate's points different (worse, where moved) and
-    the pairs a gate read, on average."""
-    draw, pairs, shift = random.Random(seed), pooled(aa), math.log1p(share)
+    `share` (or each point by its own) and read by the rule: each gate's points different
+    (worse, where moved) and the pairs a gate read, on average."""
+    draw, pairs = random.Random(seed), pooled(aa)
+    shift = {n: math.log1p(share.get(n, 0.0) if isinstance(share, dict) else share) for n in pairs}
     found, read = [], []
     for _ in range(gates):
         gate = {
-            n: [draw.choice(v) * draw.choice((-1, 1)) + shift for _ in range(rule.most)]
+            n: [draw.choice(v) * draw.choice((-1, 1)) + shift[n] for _ in range(rule.most)]
             for n, v in pairs.items()
         }
         told = answers(gate, rule)

@@ -45,8 +45,8 @@ def add(sub: Subcommands) -> None:
         type=int,
         metavar="MOST",
         help="time: pairs of readings at most a point, more read only while its verdict is "
-        "unknown and its interval leaves a change of 5%% open (default 50: "
-        "docs/validation/gate.md#watch-50)",
+        "unknown and its interval leaves a change of 5%% open or lies apart from no change "
+        "(default 50: docs/validation/gate.md#watch-50)",
     )
     g.add_argument(
         "--time-budget",

@@ -226,10 +226,11 @@ class Reader:
     design: str = TURNS
     margin: float = 0.02  # a change within it is SAME; beyond it, where the interval is, DIFFERENT
     first: int = 8  # pairs every point gets before any stops (docs/validation/gate.md#watch)
-    most: int = 50  # pairs at most, a point read again while it could hide a WATCH change
+    most: int = 50  # pairs at most, a point read again while verdict.reads_on
     seconds: float = 0.5  # a reading's timed calls, about
     budget_s: float = 2700.0  # no more pairs once the reader has read this long (first excepted)
     watch: float = verdict.WATCH  # read on while the interval leaves this change open
+    apart: bool = True  # and while it lies apart from no change (docs/validation/gate.md#apart)
 
 
 def measure(
@@ -242,9 +243,9 @@ def measure(
 ) -> dict[Point, verdict.Timed]:
     """Each point (benchmark, asv's param values) read in `reader.first` pairs, then one more
     pair at a time while its verdict is unknown and could hide a change of `reader.watch`
-    (verdict.reads_on), `reader.most` pairs at most and while the reader's budget lasts;
-    each pass over the points in new servers. `plant`: each side's share of more work
-    (calibration)."""
+    or lies apart from no change (verdict.reads_on), `reader.most` pairs at most and while
+    the reader's budget lasts; each pass over the points in new servers. `plant`: each
+    side's share of more work (calibration)."""
     found = {p: verdict.Timed(p, reader.margin) for p in points}
     began = time.monotonic()
     for k in range(reader.most):
@@ -252,7 +253,9 @@ def measure(
             p
             for p in points
             if found[p].skipped is None
-            and (k < reader.first or verdict.reads_on(found[p].verdict, reader.watch))
+            and (
+                k < reader.first or verdict.reads_on(found[p].verdict, reader.watch, reader.apart)
+            )
         ]
         if not asked or (k >= reader.first and time.monotonic() - began > reader.budget_s):
             break
@@ -333,6 +336,7 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
         "level": verdict.LEVEL,
         "pairs": [reader.first, reader.most],
         "watch": reader.watch,
+        "apart": reader.apart,
         "seconds": reader.seconds,
         "skipped": sum(t.skipped is not None for t in timed.values()),
         **{a: sum(v == a for v in answers.values()) for a in (verdict.DIFFERENT, verdict.SAME)},

@@ -11,8 +11,9 @@ process moves it by one rank, not by its size.
 
 The verdict against a margin m: DIFFERENT where the interval lies beyond m on one side,
 SAME where it lies within it, UNKNOWN where it straddles a bound. An unknown point is read
-again only while its interval leaves open a change of WATCH or more: the budget goes to
-the points that could still hide one. The interval is a 98% one (LEVEL), and a comparison
+again only while its interval leaves open a change of WATCH or more, or lies apart from no
+change (a change smaller than WATCH, not yet beyond the margin): the budget goes to the
+points that could still hide one, or show one. The interval is a 98% one (LEVEL), and a comparison
 keeps the level it was read at.
 """
 
@@ -127,6 +128,11 @@ class Verdict:
             return None
         return math.exp(max(abs(math.log(self.low)), abs(math.log(self.high)))) - 1
 
+    @property
+    def apart(self) -> bool:
+        """Whether the interval lies wholly above no change or wholly below it."""
+        return self.low is not None and self.high is not None and (self.low > 1 or self.high < 1)
+
 
 def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
     """The verdict of the pairs' log ratios against a relative margin."""
@@ -144,10 +150,13 @@ def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
     return Verdict(answer, math.exp(estimate), math.exp(low), math.exp(high), len(logs), level)
 
 
-def reads_on(found: Verdict, watch: float = WATCH) -> bool:
+def reads_on(found: Verdict, watch: float = WATCH, apart: bool = True) -> bool:
     """Whether a point is read again: its verdict unknown, and its interval leaving open a
-    change of `watch` or more (or no interval yet)."""
-    return found.answer == UNKNOWN and (found.unseen is None or found.unseen >= watch)
+    change of `watch` or more (or no interval yet), or, with `apart`, lying apart from no
+    change (docs/validation/gate.md#apart)."""
+    return found.answer == UNKNOWN and (
+        found.unseen is None or found.unseen >= watch or (apart and found.apart)
+    )
 
 
 def replayed(
@@ -157,6 +166,7 @@ def replayed(
     most: int,
     level: float = LEVEL,
     watch: float = WATCH,
+    apart: bool = True,
 ) -> Verdict:
     """The verdict the reader stops at on these pairs, taken in order: after `first`, then one
     more at a time while it `reads_on`, `most` at most (tfbench.pairs.timing.measure's
@@ -164,7 +174,7 @@ def replayed(
     last = min(most, len(logs))
     for n in range(min(first, last), last + 1):
         found = decide(logs[:n], margin, level)
-        if not reads_on(found, watch):
+        if not reads_on(found, watch, apart):
             return found
     return decide(logs[:last], margin, level)
 
@@ -196,6 +206,7 @@ def time_line(time: dict[str, Any] | None) -> str:
     first, most = time["pairs"]  # read: first, then more while unknown and the budget lasts
     pairs = f"{first}" if first == most else f"{first} to {most}"
     watch = time.get("watch") if first != most else None  # absent in runs kept before it
+    apart = " or lay apart from no change" if time.get("apart") else ""  # likewise
     return (
         f"time: {decided + unknown} point(s) read in pairs ({time['design']}, "
         f"{time['seconds']:g} s readings, {time['level']:.0%} intervals), "
@@ -207,7 +218,11 @@ def time_line(time: dict[str, Any] | None) -> str:
             if unseen
             else ""
         )
-        + (f"; a point was read on while it left a change of {watch:.0%} open" if watch else "")
+        + (
+            f"; a point was read on while it left a change of {watch:.0%} open{apart}"
+            if watch
+            else ""
+        )
         + (f"; {time['skipped']} skipped" if time["skipped"] else "")
     )
 
