@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+LEFT = "tfbench-planted-"  # a file each process preparing a step writes, as autograph does
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # tfbench; the glue, common.py
 
 

@@ -4,7 +4,9 @@ The commit's `plant` file (read through TFBENCH_PLANTED_REPO and ASV_COMMIT, whi
 sets) lists the changes of that side: `slow` makes the step 25% slower, `leak` keeps 64 KiB
 per call, `peak` adds a transient 16 MiB, `kept` keeps 66 KiB per call where its plain
 step keeps 64 KiB (+3%, a change of what a leak keeps). A side without them runs the plain
-step.
+step. Every process that prepares a step writes a file to its temporary folder that only
+an exit handler removes, as TensorFlow's autograph writes its modules (LEFT: a process that
+exits without the handlers leaves it behind).
 
 The step waits rather than computes: on some days the machine's CPU switches between two
 speeds every second or so, which decides whether a planted 25% on CPU time is found. The
@@ -12,8 +14,11 @@ test checks the gate's path from asv's results to its row; its sensitivity to CP
 changes is measured on the suite (docs/gate.md).
 """
 
+import atexit
+import contextlib
 import os
 import subprocess
+import tempfile
 import time
 
 import common  # the suite's glue alone: the project's suite imports TensorFlow
@@ -21,6 +26,8 @@ import numpy as np
 
 from tfbench import scenarios
 from tfbench.units import KiB, MiB
+
+from . import LEFT
 
 KEPT: list[np.ndarray] = []
 WAIT_S = 0.002  # the plain step
@@ -36,7 +43,14 @@ def planted() -> set[str]:
     return set(text.split())
 
 
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):  # a forked child may have run it first
+        os.remove(path)
+
+
 def prepare(change: str):
+    with tempfile.NamedTemporaryFile(prefix=LEFT, suffix=".py", delete=False) as written:
+        atexit.register(_remove, written.name)
     active = change in planted()
     wait = WAIT_S * 1.25 if active and change == "slow" else WAIT_S
 
