@@ -456,9 +456,12 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     To 40 pairs: the A/A gates no row (the first and the third, whole-suite: 9 same, every
     unknown point stopped with 5% ruled out or at the most; the second: 1 same, the budget
     spent at 26 pairs); the 5% plant found worse at 72 of 81 points, the 10% one at all 81;
-    the candidate (v2.21.0 against v2.22.0rc0) 14 better and 4 worse. To 50 pairs (the
-    rule now): the 5% plant found worse at 73, 72 of them by its first 40 pairs; the two
-    A/A gates no row, 14 and 29 same."""
+    the candidate (v2.21.0 against v2.22.0rc0) 14 better and 4 worse. To 50 pairs: the 5%
+    plant found worse at 73, 72 of them by its first 40 pairs; the two A/A gates no row, 14
+    and 29 same. Read on while apart from no change as well (the rule now,
+    docs/validation/gate.md#apart): the 5% plant found worse at 76, where its pairs read
+    by the rule before find 72; the two A/A gates (the whole suite, then the time points)
+    no row, 17 and 13 same."""
 
     def replayed(name: str, reader: timing.Reader = FORTY) -> list[verdict.Verdict]:
         return [by_the_reader(logs, reader) for logs in recorded(name).values()]
@@ -493,3 +496,12 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     assert answered(aa50) == [0, 14, 67]
     assert sum(v.pairs for v in aa50) == 973 and max(v.pairs for v in aa50) == FIFTY.most
     assert answered(replayed("aa13-watch50-v2.21.0.json", FIFTY)) == [0, 29, 52]
+
+    apart = replayed("plant05-apart-v2.21.0.json", GATES)
+    assert answered(apart) == [76, 0, 5]
+    assert all(v.ratio > 1 for v in apart if v.answer == verdict.DIFFERENT)
+    assert sum(v.pairs for v in apart) == 1348
+    assert answered(replayed("plant05-apart-v2.21.0.json", FIFTY))[0] == 72
+    aa_apart = replayed("aa14-apart-v2.21.0.json", GATES)
+    assert answered(aa_apart) == [0, 17, 64] and sum(v.pairs for v in aa_apart) == 817
+    assert answered(replayed("aa15-apart-v2.21.0.json", GATES)) == [0, 13, 68]
