@@ -224,13 +224,16 @@ def _gate(project: Path, old: str, new: str, monkeypatch, capsys) -> tuple[int, 
     """The gate run on the planted project; its processes' temporary files go with them
     (a process of asv's or the time reader's exits without Python's exit handlers)."""
     monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
-    left = Path(tempfile.gettempdir()).glob(f"{planted.LEFT}*")
-    before = set(left)
+
+    def left() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob(f"{planted.LEFT}*"))
+
+    before = left()
     code = cli.main(
         ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
          "--interpreter", sys.executable, "--reading", "0.2", "--json"]
     )  # fmt: skip
-    assert set(Path(tempfile.gettempdir()).glob(f"{planted.LEFT}*")) <= before
+    assert left() <= before
     return code, json.loads(capsys.readouterr().out)
 
 

@@ -13,8 +13,8 @@ The verdict against a margin m: DIFFERENT where the interval lies beyond m on on
 SAME where it lies within it, UNKNOWN where it straddles a bound. An unknown point is read
 again only while its interval leaves open a change of WATCH or more, or lies apart from no
 change (a change smaller than WATCH, not yet beyond the margin): the budget goes to the
-points that could still hide one, or show one. The interval is a 98% one (LEVEL), and a comparison
-keeps the level it was read at.
+points that could still hide one, or show one. The interval is a 98% one (LEVEL), and a
+comparison keeps the level it was read at.
 """
 
 from __future__ import annotations
