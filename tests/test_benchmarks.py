@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import scratch_asv_conf
 
+from tfbench import probes
+
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +45,7 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     a pattern runs does not need its spread (a third of the time)."""
     pytest.importorskip("tensorflow")
     conf = scratch_asv_conf(tmp_path, tmp_path / "results")
-    env = {**os.environ, "HOME": str(tmp_path), "TFBENCH_REPEATS": "1"}  # asv's machine file
+    env = {**os.environ, "HOME": str(tmp_path), probes.REPEATS_VAR: "1"}  # asv's machine file
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
     run = subprocess.run(

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -126,3 +127,34 @@ def test_a_process_that_ends_leaves_nothing_it_started():
     process = Spawned([sys.executable, "-c", starter])
     assert process.wait() == 0
     assert emptied_within(process.pid, 5)
+
+
+@pytest.mark.parametrize("end", ["wait", "kill"])
+def test_a_process_own_temporary_folder_goes_when_it_ends(tmp_path, end):
+    # as an asv benchmark process leaves autograph's modules: it exits without exit handlers
+    leaver = "import os, tempfile, time; open(tempfile.mktemp(), 'w'); os._exit(0)"
+    said = tmp_path / "tmpdir"
+    script = f"import os; open({str(said)!r}, 'w').write(os.environ['TMPDIR']); {leaver}"
+    if end == "kill":
+        script = script.replace("os._exit(0)", "time.sleep(60)")
+    process = Spawned([sys.executable, "-c", script], own_tmp=True)
+    assert process.tmp is not None
+    if end == "kill":
+        for _ in range(100):
+            if any(process.tmp.iterdir()):
+                break
+            time.sleep(0.05)
+        assert any(process.tmp.iterdir())  # the file is there while it runs
+        process.kill()
+    else:
+        assert process.wait() == 0
+    assert said.read_text() == str(process.tmp) and not process.tmp.exists()
+
+
+def test_a_process_that_cannot_start_leaves_no_temporary_folder(monkeypatch):
+    made = []
+    mkdtemp = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda **kw: made.append(mkdtemp(**kw)) or made[-1])
+    with pytest.raises(FileNotFoundError):
+        Spawned(["/nonexistent/tfbench-no-such-program"], own_tmp=True)
+    assert len(made) == 1 and not Path(made[0]).exists()

@@ -33,7 +33,8 @@ Grid = dict[str, list[Record]]  # key -> each repeat's record
 Probes = dict[str, Grid]  # Costs class -> its grid, as kept
 # Every probe grid point is measured in this many fresh processes: a comparison then sees
 # each side's spread, not one number. `tfbench gate` measures once per round instead.
-REPEATS = int(os.environ.get("TFBENCH_REPEATS", "3"))
+REPEATS_VAR = "TFBENCH_REPEATS"
+REPEATS = int(os.environ.get(REPEATS_VAR, "3"))
 # The asv run's --bench, which `tfbench gate` passes its probes: a grid point no benchmark of
 # the run asks for is not measured (asv calls setup_cache for the whole grid).
 SELECTION = "TFBENCH_SELECTION"

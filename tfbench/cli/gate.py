@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING
 
 from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
+from tfbench.pairs import timing
 
 if TYPE_CHECKING:
     from tfbench.gate.asvruns import Request
-    from tfbench.pairs import timing
 
 MOST_PAIRS = 200  # a point's exact interval: its table takes about the cube of the pairs
 READING_S = (0.05, 10.0)  # a reading's timed seconds: a few blocks at least, bounded
 
 EXIT_GATE_FAILED = 3
+READER = timing.Reader()  # the options' defaults
 
 
 def add(sub: Subcommands) -> None:
@@ -45,21 +46,22 @@ def add(sub: Subcommands) -> None:
         type=int,
         metavar="MOST",
         help="time: pairs of readings at most a point, more read only while its verdict is "
-        "unknown and its interval leaves a change of 5%% open or lies apart from no change "
-        "(default 50: docs/validation/gate.md#watch-50)",
+        f"unknown and its interval leaves a change of {READER.watch * 100:g}%% open or lies "
+        f"apart from no change (default {READER.most}: docs/validation/gate.md#watch-50)",
     )
     g.add_argument(
         "--time-budget",
         type=float,
         metavar="SECONDS",
-        help="time: no pair after the first 8 once the reader has read this long (default 2700)",
+        help=f"time: no pair after the first {READER.first} once the reader has read this "
+        f"long (default {READER.budget_s:g})",
     )
     g.add_argument(
         "--reading",
         type=float,
         metavar="SECONDS",
-        help="time: a reading's timed calls, about (default 0.5; shorter is quicker and "
-        "noisier: docs/validation/gate.md#time-turns)",
+        help=f"time: a reading's timed calls, about (default {READER.seconds:g}; shorter is "
+        "quicker and noisier: docs/validation/gate.md#time-turns)",
     )
     shown = g.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the rows as JSON")
@@ -114,15 +116,12 @@ def request(args: argparse.Namespace) -> Request:
 
 def time_reader(args: argparse.Namespace) -> timing.Reader:
     """The time reader the options ask for (--pairs, --time-budget, --reading), checked."""
-    from tfbench.pairs import timing
-
-    default = timing.Reader()
-    most = default.most if args.pairs is None else args.pairs
-    budget = default.budget_s if args.time_budget is None else args.time_budget
-    seconds = default.seconds if args.reading is None else args.reading
-    if not default.first <= most <= MOST_PAIRS:
+    most = READER.most if args.pairs is None else args.pairs
+    budget = READER.budget_s if args.time_budget is None else args.time_budget
+    seconds = READER.seconds if args.reading is None else args.reading
+    if not READER.first <= most <= MOST_PAIRS:
         raise common.BadInput(
-            f"--pairs: {default.first} (every point's first pairs) to {MOST_PAIRS}: {most}"
+            f"--pairs: {READER.first} (every point's first pairs) to {MOST_PAIRS}: {most}"
         )
     if not 0 < budget < float("inf"):
         raise common.BadInput(f"--time-budget is seconds, more than 0: {budget}")

@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -151,7 +150,6 @@ class Started:
     process: Spawned
     log: Path
     results: Path
-    tmp: Path  # its processes' temporary files, removed when it ends
 
 
 class AsvBackend:
@@ -189,7 +187,6 @@ class AsvBackend:
                 time.sleep(0.2)
         for one in started.values():  # every run ends before a failed one is reported
             one.process.wait()
-            shutil.rmtree(one.tmp, ignore_errors=True)
         done = {}
         for s, one in started.items():
             clean = _finish(one)
@@ -253,21 +250,22 @@ class AsvBackend:
             ASV_CONF_DIR=str(conf.parent),
             ASV_ENV_NAME=get_env_name("existing", str(python).replace(os.path.sep, "_"), {}, {}),
             TFBENCH_WHEELS=r.flavour,
-            TFBENCH_REPEATS="1",
             TFBENCH_MACHINE=r.machine,
-            **{probes.SELECTION: selection},  # its probes measure only the points asked for
+            # its probes measure only the points asked for, once a round
+            **{probes.SELECTION: selection, probes.REPEATS_VAR: "1"},
         )
-        log, tmp = run_dir / "asv.log", own_tmp()
+        log = run_dir / "asv.log"
         with log.open("w") as out:  # SIGTERM when the gate ends: asv takes its forkserver down
             process = Spawned(
                 command,
                 cwd=conf.parent,
-                env=dict(env, TMPDIR=str(tmp)),
+                env=env,
                 stdout=out,
                 stderr=out,
                 parent_signal=signal.SIGTERM,
+                own_tmp=True,
             )
-        return Started(process, log, run_dir / "results", tmp)
+        return Started(process, log, run_dir / "results")
 
     def probe_again(self, points: list[Point], repeats: int) -> dict[str, Again]:
         """Each side's probe (tfbench.gate.confirm: one point's readings, not its family's
@@ -292,20 +290,23 @@ class AsvBackend:
                 str(spec_path),
                 str(out),
             ]
-            tmp = own_tmp()
-            env = dict(os.environ, ASV_COMMIT=self.commits[s], PYTHONPATH=path, TMPDIR=str(tmp))
+            env = dict(os.environ, ASV_COMMIT=self.commits[s], PYTHONPATH=path)
             with (run_dir / "log").open("w") as log:
                 process = Spawned(
-                    command, env=env, stdout=log, stderr=log, timeout_s=PROBE_AGAIN_TIMEOUT
+                    command,
+                    env=env,
+                    stdout=log,
+                    stderr=log,
+                    timeout_s=PROBE_AGAIN_TIMEOUT,
+                    own_tmp=True,
                 )
-            started[s] = (run_dir, process, tmp)
+            started[s] = (run_dir, process)
         codes: dict[str, int | str] = {}
-        for s, (_, process, tmp) in started.items():
+        for s, (_, process) in started.items():
             code = process.wait()
             codes[s] = process.stopped or code
-            shutil.rmtree(tmp, ignore_errors=True)
         again = {}
-        for s, (run_dir, _, _) in started.items():
+        for s, (run_dir, _) in started.items():
             out = run_dir / "out.json"
             if codes[s] != 0 or not out.is_file():
                 raise failed("measuring again", codes[s], run_dir / "log")
@@ -315,14 +316,6 @@ class AsvBackend:
                 for costs, combo in points
             }
         return again
-
-
-def own_tmp() -> Path:
-    """A temporary folder for a run's processes (their TMPDIR), short, in the system's:
-    asv's benchmark processes, like the time reader's (tfbench.targets.isolated_env), exit
-    without Python's exit handlers, which is where TensorFlow's autograph removes the
-    modules it writes; the run's folder goes with them."""
-    return Path(tempfile.mkdtemp(prefix="tfbench-run-"))
 
 
 def _finish(run: Started) -> bool | None:

@@ -10,10 +10,13 @@ to the children it forks.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import IO, Any
 
 from tfbench.measure import child
@@ -44,7 +47,9 @@ def kill_group(pid: int) -> None:
 
 class Spawned:
     """A process started in its own group, ended with its parent, and held to a budget
-    (bytes of RSS of its group) and a timeout where given."""
+    (bytes of RSS of its group) and a timeout where given; `own_tmp`: its TMPDIR a new
+    folder, removed when it ends (asv's benchmark processes exit without Python's exit
+    handlers, which is where TensorFlow's autograph removes the modules it writes there)."""
 
     def __init__(
         self,
@@ -58,21 +63,31 @@ class Spawned:
         budget_bytes: int | None = None,
         timeout_s: float | None = None,
         parent_signal: int = signal.SIGKILL,
+        own_tmp: bool = False,
     ) -> None:
         parent = os.getpid()
         self.budget, self.timeout = budget_bytes, timeout_s
         self.deadline = None if timeout_s is None else time.monotonic() + timeout_s
         self.stopped = ""  # why the watchdog ended it
-        self.process = subprocess.Popen(
-            argv,
-            env=env,
-            cwd=cwd,
-            stdin=stdin,
-            stdout=stdout,
-            stderr=stderr,
-            start_new_session=True,  # its group: its helpers counted, killed with it
-            preexec_fn=lambda: child.die_with_parent(parent_signal, parent),
-        )
+        # in the system's temporary folder, short: asv's forkserver puts its socket there,
+        # and a socket's path is limited to 108 bytes
+        self.tmp = Path(tempfile.mkdtemp(prefix="tfbench-run-")) if own_tmp else None
+        if self.tmp is not None:
+            env = {**(os.environ if env is None else env), "TMPDIR": str(self.tmp)}
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                env=env,
+                cwd=cwd,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                start_new_session=True,  # its group: its helpers counted, killed with it
+                preexec_fn=lambda: child.die_with_parent(parent_signal, parent),
+            )
+        except BaseException:
+            self._cleared()
+            raise
         self.pid = self.process.pid
 
     def poll(self) -> int | None:
@@ -101,8 +116,14 @@ class Spawned:
             self.kill()
             raise
         kill_group(self.pid)  # whatever it started and left running
+        self._cleared()
         return code
 
     def kill(self) -> None:
         kill_group(self.pid)
         self.process.wait()
+        self._cleared()
+
+    def _cleared(self) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
