@@ -65,6 +65,27 @@ def test_time_is_no_row_of_the_readings_rules():
     assert found("m.C.time_step", a, b) == []
 
 
+def test_a_time_row_moves_the_old_side_by_the_pairs_not_by_the_new_sides_median():
+    """The sides' own medians met the machine at other moments and can part the other way
+    (here the old side read its last pairs in a slow spell): the row follows the pairs."""
+    import math
+
+    from tfbench.pairs import verdict
+
+    def reply(ms: float) -> dict:
+        return {"blocks": [[0, int(ms * 1e6 * 10), 10]] * 5}
+
+    old = [1.0] * 3 + [2.0] * 5  # median 2.0 ms
+    new = [1.05] * 6 + [2.1] * 2  # median 1.05 ms, yet each pair 5% slower
+    point = ("m.C.time_step", ("'x'",))
+    timed = verdict.Timed(point, 0.02, logs=[math.log(1.05) + i / 1e4 for i in range(8)])
+    timed.readings = [(reply(a), reply(b)) for a, b in zip(old, new)]
+    (row,) = rules.time_rows(BENCH, {point: timed})
+    assert row.direction == "worse" and row.before == pytest.approx(2e-3)
+    assert row.after == pytest.approx(row.before * timed.verdict.ratio) and row.after > row.before
+    assert row.evidence["after"] == row.after
+
+
 def test_memory_needs_ranges_apart_by_the_floor_not_a_ratio():
     near_zero = [[0.0, 100.0]], [[900.0, 1000.0]]  # x10, but far below a MiB
     assert found("m.CCosts.track_peak_increase", *near_zero) == []

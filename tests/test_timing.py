@@ -461,7 +461,7 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     and 29 same. Read on while apart from no change as well (the rule now,
     docs/validation/gate.md#apart): the 5% plant found worse at 76, where its pairs read
     by the rule before find 72; the two A/A gates (the whole suite, then the time points)
-    no row, 17 and 13 same."""
+    no row, 17 and 13 same; the candidate again, 10 better and 4 worse."""
 
     def replayed(name: str, reader: timing.Reader = FORTY) -> list[verdict.Verdict]:
         return [by_the_reader(logs, reader) for logs in recorded(name).values()]
@@ -505,3 +505,6 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
     aa_apart = replayed("aa14-apart-v2.21.0.json", GATES)
     assert answered(aa_apart) == [0, 17, 64] and sum(v.pairs for v in aa_apart) == 817
     assert answered(replayed("aa15-apart-v2.21.0.json", GATES)) == [0, 13, 68]
+    candidate = replayed("cand-apart-v2.21.0-v2.22.0rc0.json", GATES)
+    assert answered(candidate) == [14, 5, 62] and sum(v.pairs for v in candidate) == 1277
+    assert sum(v.answer == verdict.DIFFERENT and v.ratio < 1 for v in candidate) == 10

@@ -262,17 +262,17 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
 
 
 def time_rows(benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed]) -> list[Change]:
-    """The time reader's DIFFERENT points as rows: before and after each side's median
-    reading, the evidence its verdict."""
+    """The time reader's DIFFERENT points as rows: before the old side's median reading,
+    after that moved by the pairs' estimate, the evidence its verdict. The new side's own
+    median is not shown: its readings met the machine at other speeds than the old side's,
+    so the two medians can even part the other way (docs/gate.md)."""
     rows = []
     for point, read in sorted(timed.items()):
         bench, found = benchmarks.get(point[0]), read.verdict
         if bench is None or found.answer != verdict.DIFFERENT or found.ratio is None:
             continue
-        before, after = (
-            statistics.median(verdict.reading(pair[side]["blocks"]) for pair in read.readings)
-            for side in (0, 1)
-        )
+        before = statistics.median(verdict.reading(pair[0]["blocks"]) for pair in read.readings)
+        after = before * found.ratio
         evidence = {"rule": "time", "ratio": found.ratio, "low": found.low, "high": found.high}
         evidence |= {"pairs": found.pairs, "margin": read.margin, "level": found.level}
         evidence["before"] = before
