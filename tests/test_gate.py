@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from tfbench import cli, probes
 from tfbench.gate import readings, rules, session
 from tfbench.gate.readings import Side
+from tfbench.pairs import verdict
 from tfbench.paths import ROOT
 from tfbench.publish import changes
 from tfbench.units import KiB, MiB
@@ -68,9 +70,6 @@ def test_time_is_no_row_of_the_readings_rules():
 def test_a_time_row_moves_the_old_side_by_the_pairs_not_by_the_new_sides_median():
     """The sides' own medians met the machine at other moments and can part the other way
     (here the old side read its last pairs in a slow spell): the row follows the pairs."""
-    import math
-
-    from tfbench.pairs import verdict
 
     def reply(ms: float) -> dict:
         return {"blocks": [[0, int(ms * 1e6 * 10), 10]] * 5}
