@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shlex
 import subprocess
 import sys
@@ -444,17 +445,50 @@ def test_evidence_is_data_told_in_a_sentence_with_units():
 def test_a_machine_is_recorded_for_asv_once_and_kept_as_it_is(tmp_path, monkeypatch, caplog):
     """asv asks for this machine's record before it runs: the gate and `run` make one with
     asv's defaults where there is none (quietly: a fresh machine is not an error), and keep
-    one already there."""
+    one already there, but for its `cpu`: this CPU's identity, read now."""
+    from tfbench import cpu
     from tfbench.gate import asvruns
 
     monkeypatch.setenv("HOME", str(tmp_path))
-    asvruns.ensure_machine("lab-1")
+    asvruns.ensure_machine("lab-1", tmp_path / "results")
     saved = json.loads((tmp_path / ".asv-machine.json").read_text())
     assert saved["lab-1"]["machine"] == "lab-1" and saved["lab-1"]["num_cpu"]
+    assert cpu.id_in(saved["lab-1"]["cpu"]) == cpu.identity()["id"]
     assert "No information stored" not in caplog.text
     saved["lab-1"]["cpu"] = "as its owner wrote it"
+    saved["lab-1"]["os"] = "as its owner wrote it"
     (tmp_path / ".asv-machine.json").write_text(json.dumps(saved))
-    asvruns.ensure_machine("lab-1")
-    asvruns.ensure_machine("lab-2")
+    asvruns.ensure_machine("lab-1", tmp_path / "results")
+    asvruns.ensure_machine("lab-2", tmp_path / "results")
     again = json.loads((tmp_path / ".asv-machine.json").read_text())
-    assert again["lab-1"]["cpu"] == "as its owner wrote it" and "lab-2" in again
+    assert again["lab-1"]["os"] == "as its owner wrote it" and "lab-2" in again
+    assert again["lab-1"]["cpu"] == cpu.asv_cpu()
+
+
+@pytest.mark.parametrize(
+    "kept_cpu", ["AMD EPYC (2 cores)", "AMD EPYC (family 26 ...) cpu amd-26.2.1-2c-000000", None]
+)
+def test_a_machine_read_on_another_cpu_is_refused_with_its_own_name(
+    tmp_path, monkeypatch, kept_cpu
+):
+    """One machine name is one CPU: a machine whose kept record names another CPU, or none
+    (kept before identities), or cannot be read, is refused before anything runs, with the
+    machine name to measure into instead; one that names this CPU is taken."""
+    from tfbench import cpu
+    from tfbench.gate import asvruns
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    folder = tmp_path / "results" / "lab"
+    folder.mkdir(parents=True)
+    record = {"machine": "lab", "version": 1, **({"cpu": kept_cpu} if kept_cpu else {})}
+    (folder / "machine.json").write_text(json.dumps(record))
+    here = cpu.identity()["id"]
+    with pytest.raises(asvruns.OtherCpu, match=f"--machine lab-{re.escape(here)}"):
+        asvruns.ensure_machine("lab", tmp_path / "results")
+    assert not (tmp_path / ".asv-machine.json").exists()
+    (folder / "machine.json").write_text("{")
+    with pytest.raises(asvruns.OtherCpu, match="cannot be told"):
+        asvruns.ensure_machine("lab", tmp_path / "results")
+    (folder / "machine.json").write_text(json.dumps(dict(record, cpu=cpu.asv_cpu())))
+    asvruns.ensure_machine("lab", tmp_path / "results")
+    assert (tmp_path / ".asv-machine.json").exists()

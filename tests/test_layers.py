@@ -16,6 +16,8 @@ publish (renders the reports filed upstream), cli
 figures (the one table of figures) and paths: below every reader; benchmarks/ (the suite)
 on top: tfbench imports it only by computed names, each declared (DYNAMIC)
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
+cpu (the CPU a figure is read on; the standard library alone)  <-  keptfiles, probes, gate,
+history, nightly, publish, cli
 """
 
 import ast
@@ -121,6 +123,9 @@ ALLOWED = {
     },
     "__main__": {"__main__", "cli"},
 }
+ALLOWED["cpu"] = {"cpu"}  # the CPU a figure is read on: the standard library alone
+for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):
+    ALLOWED[reader].add("cpu")
 ALLOWED["paths"] = set()
 for allowed in ALLOWED.values():  # where things are: any layer may ask (tfbench/paths.py)
     allowed.add("paths")

@@ -107,9 +107,11 @@ def test_this_interpreters_version_is_read():
 
 def test_run_keeps_the_named_machines_record(tmp_path, monkeypatch):
     """`asv machine --yes --machine NAME` would rewrite NAME's record with its name alone;
-    `tfbench run --machine NAME` keeps it and passes the name to asv run."""
+    `tfbench run --machine NAME` keeps it, its `cpu` this CPU's identity, and passes the
+    name to asv run."""
     import json
 
+    from tfbench import cpu
     from tfbench.measure import spawn
 
     record = {"arch": "x86_64", "cpu": "AMD EPYC (2 cores)", "machine": "box", "num_cpu": "2"}
@@ -132,7 +134,9 @@ def test_run_keeps_the_named_machines_record(tmp_path, monkeypatch):
     assert main(["run", "--python", this, "--machine", "box"]) == 0
     (command,) = calls
     assert command[3] == "run" and command[command.index("--machine") + 1] == "box"
-    assert json.loads((home / ".asv-machine.json").read_text())["box"] == record
+    assert json.loads((home / ".asv-machine.json").read_text())["box"] == dict(
+        record, cpu=cpu.asv_cpu()
+    )
 
 
 def test_the_docs_table_of_pythons_is_the_resolvers():

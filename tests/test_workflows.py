@@ -199,7 +199,10 @@ def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
         '{"C": {"k": [{"status": "ok"}]}, "format": 1}'
     )
     (shard / "probes" / "m" / "abcdef0e-env-cpu.json").write_text(
-        '{"C": {"k": [{}]}, "format": 2}'
+        '{"C": {"k": [{}]}, "format": 3}'
+    )
+    (shard / "probes" / "m" / "abcdef0f-env-cpu.json").write_text(  # format 2 names its CPU
+        '{"C": {"k": [{"status": "ok"}]}, "format": 2}'
     )
     done = merge.merge([shard], target)
     assert sorted(map(str, done.added)) == [
@@ -207,7 +210,8 @@ def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
         "packages/m/abcdef01-env-cpu.txt",
         "probes/m/abcdef0d-env-cpu.json",
     ]
-    assert any("abcdef0e-env-cpu.json: format: 2; this tfbench reads" in s for s in done.skipped)
+    assert any("abcdef0e-env-cpu.json: format: 3; this tfbench reads" in s for s in done.skipped)
+    assert any("abcdef0f-env-cpu.json: cpu: missing" in s for s in done.skipped)
     assert any("deadbeef-env.json" in s for s in done.skipped)
     assert any("abcdef0c-env-cpu.json: list where an object" in s for s in done.skipped)
     assert any("notes.md: not in its place" in s for s in done.skipped)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 KEY = "format"
-PROBES = 1  # results/probes/<commit>-<env>-<flavour>.json
+PROBES = 2  # results/probes/<commit>-<env>-<flavour>.json (2: its CPU; 1 is read too)
 GATE_RUN = 2  # results/gate/<machine>/<old>-<new>.json (2: evidence as data, time's summary)
 EXPLAINED = 1  # results/explain/<machine>/<tag>.json
 BISECTION = 1  # results/upstream/<machine>/<slug>/bisect.json

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
-from tfbench import figures, formats, grammar, scenarios
+from tfbench import cpu, figures, formats, grammar, scenarios
 from tfbench.grammar import Invalid, field, optional
 from tfbench.history.envsync import record_name
 from tfbench.measure.record import FOOTPRINT, STATUSES
@@ -64,10 +64,55 @@ def _read(path: Path, check: Callable[[Any], Any]) -> Any:
         raise KeptFileError(path, str(e)) from None
 
 
-def _format(data: dict[str, Any], expected: int) -> None:
+def _format(data: dict[str, Any], expected: int, *older: int) -> int:
+    """The file's format: `expected`, or one of the `older` this tfbench still reads."""
     found = data.get(formats.KEY, 1)  # kept before formats were numbered: format 1
-    if found != expected:
+    if found != expected and found not in older:
         raise Invalid(formats.KEY, f"{found!r}; this tfbench reads format {expected}")
+    return found
+
+
+# -- the CPU a file's figures were read on (tfbench.cpu) ----------------------------------
+
+_CACHE_LEVELS = ("L1d", "L1i", "L2", "L3", "L4")
+
+
+def _count(most: int) -> Callable[[Any, str], int]:
+    def check(value: Any, where: str) -> int:
+        found = grammar.integer(value, where)
+        if not -1 <= found <= most:  # -1: the kernel did not say
+            raise Invalid(where, f"{found} is out of range (-1 to {most})")
+        return found
+
+    return check
+
+
+def cpu_identity(value: Any, where: str = "cpu") -> cpu.Identity:
+    """A CPU identity as kept: every field of its form, and its id the one its fields
+    derive (an id cannot name another CPU than its fields describe)."""
+    data = grammar.obj(value, where)
+    found: dict[str, Any] = {
+        "vendor": field(data, "vendor", grammar.machine_text, where),
+        "model_name": field(data, "model_name", grammar.machine_text, where),
+        **{k: field(data, k, _count(1 << 16), where) for k in ("family", "model", "stepping")},
+        "cpus": field(data, "cpus", _count(1 << 16), where),
+        "isa": field(data, "isa", lambda v, f: grammar.each(v, f, grammar.one_of(cpu.ISA)), where),
+        "caches": field(
+            data,
+            "caches",
+            lambda v, f: grammar.mapping(v, f, grammar.one_of(_CACHE_LEVELS), _count(1 << 40)),
+            where,
+        ),
+    }
+    kept = field(data, "id", grammar.matching(cpu.ID), where)
+    if kept != cpu.derived_id(found):
+        raise Invalid(f"{where}.id", f"{kept!r} is not the id of its fields")
+    return cpu.Identity(id=kept, **found)  # type: ignore[typeddict-item]
+
+
+def cpu_named(value: Any, where: str = "cpu") -> cpu.Identity | str:
+    """A record's CPU: an identity, or (kept before identities) the model name alone."""
+    return grammar.text(value, where) if isinstance(value, str) else cpu_identity(value, where)
 
 
 # -- records: what a measurement kept ------------------------------------------------------
@@ -126,7 +171,7 @@ class Build(TypedDict):
 class Environment(TypedDict):
     os: str
     python: str
-    cpu: str
+    cpu: cpu.Identity | str  # the model name alone in a file kept before identities
 
 
 class Limits(TypedDict):
@@ -216,7 +261,7 @@ def _environment(value: Any, where: str) -> Environment:
     return Environment(
         os=field(data, "os", grammar.text, where),
         python=field(data, "python", grammar.python_version, where),
-        cpu=field(data, "cpu", grammar.text, where),
+        cpu=field(data, "cpu", cpu_named, where),
     )
 
 
@@ -372,6 +417,8 @@ class GateRun(TypedDict):
     time: dict[str, Any]  # what the time reader did (tfbench.pairs.timing.summary)
     rows: list[GateRow]
     shifts: list[GateShift]
+    cpu: cpu.Identity | None  # the CPU both sides were read on (None: kept before it)
+    onednn: dict[str, str | None]  # side (old, new) -> the ISA its oneDNN detected
 
 
 def _pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
@@ -451,7 +498,44 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
         "unseen": optional(_pair_of(grammar.number))(data.get("unseen"), f"{where}.unseen"),
         "watch": optional(grammar.number)(data.get("watch"), f"{where}.watch"),
         "apart": optional(grammar.boolean)(data.get("apart"), f"{where}.apart"),
+        "points": grammar.each(data.get("points", []), f"{where}.points", _time_point),
     }
+
+
+class TimePoint(TypedDict):
+    point: str  # benchmark(asv's values)
+    answer: str
+    ratio: float | None  # new over old, and its interval: None under the pairs that give one
+    low: float | None
+    high: float | None
+    pairs: int
+
+
+def _positive(value: Any, where: str) -> float:
+    found = grammar.number(value, where)
+    if found <= 0:
+        raise Invalid(where, f"{found!r} is no ratio (not above 0)")
+    return found
+
+
+def _time_point(value: Any, where: str) -> TimePoint:
+    """A gate's time point (tfbench.pairs.timing.summary): an estimate within its interval,
+    or none of the three."""
+    data = grammar.obj(value, where)
+    figures_ = [optional(_positive)(data.get(k), f"{where}.{k}") for k in ("ratio", "low", "high")]
+    ratio, low, high = figures_
+    if any(f is None for f in figures_) and any(f is not None for f in figures_):
+        raise Invalid(where, "an estimate without its interval, or an interval without it")
+    if ratio is not None and not low <= ratio <= high:
+        raise Invalid(f"{where}.ratio", f"{ratio!r} lies outside its interval")
+    return TimePoint(
+        point=field(data, "point", grammar.point, where),
+        answer=field(data, "answer", grammar.one_of(ANSWERS[:3]), where),
+        ratio=ratio,
+        low=low,
+        high=high,
+        pairs=field(data, "pairs", _count(1 << 20), where),
+    )
 
 
 def _row(value: Any, where: str) -> GateRow:
@@ -497,6 +581,13 @@ def check_gate_run(value: Any) -> GateRun:
         time=field(data, "time", _time_summary),
         rows=field(data, "rows", _rows),
         shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
+        cpu=optional(cpu_identity)(data.get("cpu"), "cpu"),
+        onednn=grammar.mapping(
+            data.get("onednn", {}),
+            "onednn",
+            grammar.one_of(("old", "new")),
+            optional(grammar.machine_text),
+        ),
     )
 
 
@@ -511,11 +602,13 @@ Probes = dict[str, dict[str, list[dict[str, Any]]]]  # Costs class -> grid key -
 
 
 def check_probes(value: Any) -> Probes:
+    """Every Costs class's grid; its CPU checked (format 2; format 1 names none)."""
     data = grammar.obj(value, "")
-    _format(data, formats.PROBES)
+    if _format(data, formats.PROBES, 1) != 1:
+        field(data, "cpu", cpu_identity)
     found: Probes = {}
     for costs, points in data.items():
-        if costs == formats.KEY:
+        if costs in (formats.KEY, "cpu"):
             continue
         grammar.identifier(costs, "Costs class")
         found[costs] = grammar.mapping(points, costs, grammar.grid_key, _records)

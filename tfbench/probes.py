@@ -7,7 +7,8 @@ everything else (the gate, the report) reads it back.
 - The probes file: every repeat of every grid point (status, reason, figures), beside
   asv's results, which keep one number a point:
   RESULTS/probes/<machine>/<commit>-<env>-<flavour>.json (named like results/packages/),
-  {Costs class: {key: [kept record, ...]}, "format": 1}.
+  {Costs class: {key: [kept record, ...]}, "cpu": the CPU it was read on (tfbench.cpu),
+  "format": 2}.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import formats, scenarios
+from tfbench import cpu, formats, scenarios
 from tfbench.history import asvconf
 from tfbench.history.envsync import asv_machine, folder_name, record_name
 from tfbench.measure import record
@@ -163,6 +164,7 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
         kept = {}
     kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
     kept[formats.KEY] = formats.PROBES
+    kept["cpu"] = cpu.identity()
     kept_path.parent.mkdir(parents=True, exist_ok=True)
     kept_path.write_text(json.dumps(kept, indent=1, sort_keys=True))
     return kept_path

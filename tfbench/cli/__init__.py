@@ -14,6 +14,7 @@ from tfbench.__main__ import EXIT_CRASH, crashed
 from tfbench.cli import (
     bisect,
     catalog,
+    cpu,
     envs,
     explain,
     gate,
@@ -44,6 +45,7 @@ COMMANDS = (
     upstream,
     versions,
     watch,
+    cpu,
 )
 
 

@@ -220,6 +220,16 @@ def config(args: argparse.Namespace) -> Path:
     return path
 
 
+def results_dir(config: Path) -> Path:
+    """The asv configuration's results directory."""
+    from tfbench.history import asvconf
+
+    try:
+        return config.parent / asvconf.read(config).get("results_dir", "results")
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{config}: {e}") from None
+
+
 def machine(name: str) -> str:
     """An asv machine name, by the rule results from other machines are read with."""
     from tfbench.grammar import MACHINE

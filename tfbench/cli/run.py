@@ -76,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
     path = f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}"
     env = dict(os.environ, PATH=path, TFBENCH_MACHINE=machine)
     # `asv machine --yes --machine NAME` would overwrite NAME's record with the name alone
-    asvruns.ensure_machine(machine)
+    try:
+        asvruns.ensure_machine(machine, common.results_dir(config))
+    except asvruns.OtherCpu as e:
+        raise BadInput(str(e)) from None
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
     command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
     # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its

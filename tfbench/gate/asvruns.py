@@ -26,7 +26,7 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench import probes
+from tfbench import cpu, keptfiles, probes
 from tfbench.gate import kept, readings, rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
@@ -109,7 +109,8 @@ def run_gate(request: Request, say: Say) -> GateResult:
         differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
         pair, results = (request.old, request.new), Path(request.conf.results_dir)
         summary = timing.summary(measured.timed, request.reader)
-        where = kept.write(results, request.machine, pair, summary, rows, differing)
+        read_on = {"cpu": cpu.identity(), "onednn": backend.onednn}
+        where = kept.write(results, request.machine, pair, summary, rows, differing, read_on)
     return GateResult(measured, rows, where)
 
 
@@ -131,16 +132,43 @@ def release_python(
     return made
 
 
-def ensure_machine(machine: str) -> None:
-    """asv's record of this machine under `machine` (asv run asks for one otherwise): one
-    already recorded is kept as it is; a new one gets asv's defaults for this host."""
+class OtherCpu(BadRequest):
+    """A machine whose kept figures were read on another CPU than this one."""
+
+
+def check_cpu(machine: str, results_dir: Path) -> None:
+    """OtherCpu where the machine's kept record (RESULTS/<machine>/machine.json) names
+    another CPU than this one, or none: one machine name is one CPU, and its time figures
+    are never read beside another's."""
+    here = cpu.identity()
+    kept = results_dir / machine / "machine.json"
+    if kept.exists() or kept.is_symlink():
+        try:
+            named = keptfiles.machine(kept)["cpu"]
+        except keptfiles.KeptFileError as e:
+            raise OtherCpu(f"{e}: the CPU it was read on cannot be told") from None
+        if cpu.id_in(named) != here["id"]:
+            raise OtherCpu(
+                f"{results_dir / machine}/ was read on {cpu.named(named)}; this machine is "
+                f"{cpu.label(here)}: its figures would land beside another CPU's. Measure "
+                f"into a machine of its own (--machine {machine}-{here['id']}); a release "
+                "read there joins that history by `tfbench results chain` (docs/history.md)"
+            )
+
+
+def ensure_machine(machine: str, results_dir: Path) -> None:
+    """asv's record of this machine under `machine` (asv run asks for one otherwise), its
+    `cpu` this CPU's identity (tfbench.cpu); the rest of one already recorded is kept as it
+    is, a new one gets asv's defaults for this host. OtherCpu (check_cpu) first."""
     from asv import util
     from asv.machine import Machine, MachineCollection
 
+    check_cpu(machine, results_dir)
     try:
-        MachineCollection.load(machine)
+        record = MachineCollection.load(machine)
     except util.UserError:  # saved as asv's Machine.load would, without its error message
-        MachineCollection.save(machine, {**Machine.get_defaults(), "machine": machine})
+        record = {**Machine.get_defaults(), "machine": machine}
+    MachineCollection.save(machine, {**record, "cpu": cpu.asv_cpu()})
 
 
 @dataclass
@@ -161,8 +189,9 @@ class AsvBackend:
         self.tags = dict(zip(SIDES, (request.old, request.new)))
         self.commits = {s: hashes[t] for s, t in self.tags.items()}
         self.pythons: dict[str, Path] = {}
+        self.onednn: dict[str, str | None] = {}  # side -> the ISA its oneDNN detects
         self.first: Path | None = None  # results of the first run: asv's benchmarks.json
-        ensure_machine(request.machine)
+        ensure_machine(request.machine, Path(request.conf.results_dir))
 
     def environments(self) -> list[float]:
         seconds = []
@@ -172,6 +201,7 @@ class AsvBackend:
             self.pythons[s] = r.python or release_python(
                 tag, r.flavour, r.env_root, self.say, r.python_version
             )
+            self.onednn[s] = cpu.onednn_isa(str(self.pythons[s]))
             seconds.append(time.monotonic() - began)
         return seconds
 

@@ -1,8 +1,9 @@
 """A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
 {"format": 2, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
-points named), "rows": [each change, its evidence as data], "shifts": [each common-mode
-shift, with "rows": the points that differ from it]} (tfbench.gate.shifts). Its readers
-read it back as untrusted input (tfbench.keptfiles)."""
+points named, every point's estimate), "rows": [each change, its evidence as data],
+"shifts": [each common-mode shift, with "rows": the points that differ from it]}
+(tfbench.gate.shifts), "cpu": the CPU it was read on (tfbench.cpu), "onednn": {side: the
+ISA its oneDNN detected}. Its readers read it back as untrusted input (tfbench.keptfiles)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ def write(
     time: dict[str, Any],
     rows: list[Change],
     shifts: Sequence[tuple[Shift, list[Change]]] = (),
+    read_on: dict[str, Any] | None = None,
 ) -> Path:
-    """The run's rows, and each shift with the rows of the points that differ from it."""
+    """The run's rows, each shift with the rows of the points that differ from it, and what
+    it was `read_on` ({"cpu": its identity, "onednn": each side's ISA})."""
     kept = path(results_dir, machine, pair)
     kept.parent.mkdir(parents=True, exist_ok=True)
     run = {
@@ -38,6 +41,7 @@ def write(
         "time": time,
         "rows": [r.as_json() for r in rows],
         "shifts": [dict(s.as_json(), rows=[r.as_json() for r in differ]) for s, differ in shifts],
+        **(read_on or {}),
     }
     kept.write_text(json.dumps(run, indent=1) + "\n")
     return kept

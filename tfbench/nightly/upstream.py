@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from tfbench import escape, figures, targets
+from tfbench import cpu, escape, figures, targets
 from tfbench.keptfiles import Bisection
 from tfbench.nightly import policy, repro
 from tfbench.nightly.builds import parse_time, pin_changes
@@ -98,7 +98,7 @@ def issue(data: Bisection, code: str) -> str:
         "### Custom code\n\nYes (standalone, below)",
         f"### OS platform and distribution\n\n{md(environment['os'])}",
         f"### Python version\n\n{md(environment['python'])}",
-        f"### CPU\n\n{md(environment['cpu'])}",
+        f"### CPU\n\n{md(cpu.named(environment['cpu']))}",
         "### Current behavior?\n\n" + _behaviour(data, data["new"], "on"),
         "### Expected behavior?\n\n" + _behaviour(data, data["old"], "as on"),
         "### Standalone code to reproduce the issue\n\n"
@@ -204,23 +204,14 @@ def _conclusion(data: Bisection) -> str:
     return "The bisection could not decide a build (see the table)."
 
 
-def environment() -> dict[str, str]:
-    """OS, Python and CPU of this machine: kept with a bisection it runs."""
+def environment() -> dict[str, Any]:
+    """OS, Python and CPU (its identity: tfbench.cpu) of this machine: kept with a bisection
+    or a nightly build it reads."""
     return {
         "os": f"{platform.system()} {platform.release()} ({platform.machine()})",
         "python": platform.python_version(),
-        "cpu": _cpu(),
+        "cpu": cpu.identity(),
     }
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def plot(data: Bisection, path: Path) -> Path | str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from packaging.version import Version
 
@@ -215,7 +216,7 @@ class Watch:
         read_build: ReadBuild,
         compare: Compare | None,
         save: Callable[[Entry], object],
-        environment: dict[str, str],
+        environment: dict[str, Any],
         say: Callable[[str], None] = print,
     ) -> None:
         self.entries, self.index = list(entries), index

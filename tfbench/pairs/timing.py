@@ -340,10 +340,27 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
         "seconds": reader.seconds,
         "skipped": sum(t.skipped is not None for t in timed.values()),
         **{a: sum(v == a for v in answers.values()) for a in (verdict.DIFFERENT, verdict.SAME)},
-        "unknown": sorted(
-            f"{b}({', '.join(c)})" for (b, c), a in answers.items() if a == verdict.UNKNOWN
-        ),
+        "unknown": sorted(_name(p) for p, a in answers.items() if a == verdict.UNKNOWN),
         # the change an unknown point may hide (its interval's farther bound), at the median
         # point and the widest: what "no row" leaves open
         "unseen": [statistics.median(unseen), unseen[-1]] if unseen else None,
+        # every point's estimate and interval, whatever its answer: a release chained onto
+        # a history moves each point by its estimate (tfbench.history.chain)
+        "points": [
+            {
+                "point": _name(p),
+                "answer": v.answer,
+                "ratio": v.ratio,
+                "low": v.low,
+                "high": v.high,
+                "pairs": v.pairs,
+            }
+            for p, v in sorted(told.items())
+        ],  # fmt: skip
     }
+
+
+def _name(point: Point) -> str:
+    """A point as the report names it: benchmark(asv's values)."""
+    name, values = point
+    return f"{name}({', '.join(values)})"
