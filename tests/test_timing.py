@@ -220,6 +220,21 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
     )
     assert said.startswith(verdict.time_line({**summary, "apart": None}))  # kept before it
     assert "1 unknown after 8 pairs" in verdict.time_line({**summary, "pairs": [8, 8]})
+    assert verdict.time_line(summary, "cpu x").startswith(
+        "time: 3 point(s) read in pairs on cpu x"
+    )
+    # every point's estimate and interval, whatever its answer (a chain moves each by it)
+    kept = {p["point"]: p for p in summary["points"]}
+    for point, t in found.items():
+        told = kept[f"{point[0]}({', '.join(point[1])})"]
+        v = t.verdict
+        assert (told["answer"], told["ratio"], told["low"], told["high"], told["pairs"]) == (
+            v.answer,
+            v.ratio,
+            v.low,
+            v.high,
+            v.pairs,
+        )
 
 
 def two_percent_slower(noise: random.Random):

@@ -303,6 +303,39 @@ def test_a_gate_runs_unseen_change_is_a_pair_of_numbers(unseen, field):
     assert refused.value.field == field
 
 
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda p: p.update(ratio=-2.0, low=-3.0), "time.points[0].ratio"),
+        (lambda p: p.update(ratio=1.2), "time.points[0].ratio"),  # outside its interval
+        (lambda p: p.update(low=None), "time.points[0]"),  # an estimate without its interval
+        (lambda p: p.update(point="m.C.time_step(<b>)"), "time.points[0].point"),
+        (lambda p: p.update(answer="worse"), "time.points[0].answer"),
+        (lambda p: p.update(pairs=-1), "time.points[0].pairs"),
+    ],
+)
+def test_a_gate_runs_time_points_and_cpu_are_checked(edit, field):
+    """Every point's estimate (a chain moves a release by it) and the CPU it was read on."""
+    from tfbench import cpu
+
+    point = {"point": "m.C.time_step('x')", "answer": "same", "ratio": 1.0, "low": 0.99}
+    point |= {"high": 1.01, "pairs": 8}
+    time = {"design": "turns", "margin": 0.02, "pairs": [8, 50], "seconds": 0.5}
+    time |= {"skipped": 0, "different": 0, "same": 1, "unknown": [], "points": [point]}
+    here = json.loads(json.dumps(cpu.identity()))
+    run = {"format": formats.GATE_RUN, "time": time, "rows": [], "cpu": here}
+    run["onednn"] = {"old": "Intel AVX-512", "new": None}
+    found = keptfiles.check_gate_run(run)
+    assert found["cpu"] == here and found["time"]["points"] == [point]
+    assert found["onednn"] == {"old": "Intel AVX-512", "new": None}
+    edit(point)
+    with pytest.raises(grammar.Invalid) as refused:
+        keptfiles.check_gate_run(run)
+    assert refused.value.field == field
+    with pytest.raises(grammar.Invalid, match="^cpu.id"):
+        keptfiles.check_gate_run(dict(run, time=dict(time, points=[]), cpu=dict(here, cpus=64)))
+
+
 # ---- repro.py: the template's statements, whatever the values ------------------------------
 
 

@@ -60,7 +60,15 @@ def test_the_tracking_jobs_are_project_commands():
     assert ".ci/measure" in _runs(jobs["measure"])
     assert "tfbench gate $PAIR" in _runs(jobs["gate"]) and "--markdown" in _runs(jobs["gate"])
     assert ".ci/publish artifacts" in _runs(jobs["publish"])
-    assert '.ci/upstream "$PAIR" "$CPU_MACHINE"' in _runs(jobs["upstream"])
+    assert '.ci/upstream "$PAIR" "$GATE_MACHINE"' in _runs(jobs["upstream"])
+    assert jobs["upstream"]["steps"][-2]["env"]["GATE_MACHINE"] == (
+        "${{ needs.gate.outputs.machine }}"
+    )
+    # one machine name, one CPU: every runner that measures names its machine by its CPU id
+    for job in ("measure", "pythons", "gate"):
+        assert '-$(.venv/bin/tfbench cpu --id)"' in _runs(jobs[job]), job
+    # the gated release joins the history chained by the gate's pairs (docs/history.md)
+    assert 'export CHAIN=${PAIR#* } HISTORY="$HISTORY_MACHINE"' in _runs(jobs["publish"])
     # the newest release on each other Python it has a wheel for, one job each
     assert ".ci/measure" in _runs(jobs["pythons"])
     assert "matrix.python" in json.dumps(jobs["pythons"]["steps"])

@@ -37,8 +37,9 @@ ISA = (
     *("asimd", "asimddp", "sve", "sve2", "bf16", "i8mm", "sme"),
 )
 VENDORS = {"GenuineIntel": "intel", "AuthenticAMD": "amd", "0x41": "arm"}
-# the short id: vendor-family.model.stepping-<CPUs>c-<digest of every field>
-ID = re.compile(r"[a-z0-9]{1,12}-\d{1,5}\.\d{1,5}\.\d{1,5}-\d{1,5}c-[0-9a-f]{6}")
+# the short id: vendor-family.model.stepping-<CPUs>c-<digest of every field> (x: not said)
+_N = r"(?:\d{1,5}|x)"
+ID = re.compile(rf"[a-z0-9]{{1,12}}-{_N}\.{_N}\.{_N}-\d{{1,5}}c-[0-9a-f]{{6}}")
 ONEDNN_ISA = re.compile(r"^onednn_verbose,(?:v\d+,)?info,cpu,isa:(.{1,200})$", re.M)
 
 
@@ -105,10 +106,10 @@ def derived_id(identity: dict[str, Any]) -> str:
     digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:6]
     named = identity["vendor"]
     vendor = VENDORS.get(named) or re.sub(r"[^a-z0-9]", "", named.lower())
-    return (
-        f"{vendor[:12] or 'cpu'}-{identity['family']}.{identity['model']}."
-        f"{identity['stepping']}-{identity['cpus']}c-{digest}"
+    family, model, stepping = (
+        "x" if identity[k] < 0 else str(identity[k]) for k in ("family", "model", "stepping")
     )
+    return f"{vendor[:12] or 'cpu'}-{family}.{model}.{stepping}-{identity['cpus']}c-{digest}"
 
 
 def parse(cpuinfo: str, caches: dict[str, int], cpus: int) -> Identity:

@@ -53,6 +53,8 @@ POINT = re.compile(  # a grid point as the report names it: family(param values)
 )
 COMMIT = re.compile(r"[0-9a-f]{8,40}")  # a git commit's hash, or its first digits
 ENVIRONMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")  # asv's environment name
+# an asv results file's name (a chain link's too): <commit8>-<environment>
+RESULTS_NAME = re.compile(rf"[0-9a-f]{{8}}-{ENVIRONMENT.pattern}")
 # a probes or packages record: <commit8>-<environment>-<cpu|gpu>
 RECORD_NAME = re.compile(rf"[0-9a-f]{{8}}-{ENVIRONMENT.pattern}-(?:cpu|gpu)")
 TEXT_LIMIT = 1 << 20  # characters of free text (an error, a log): shown escaped, never parsed

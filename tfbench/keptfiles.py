@@ -77,11 +77,11 @@ def _format(data: dict[str, Any], expected: int, *older: int) -> int:
 _CACHE_LEVELS = ("L1d", "L1i", "L2", "L3", "L4")
 
 
-def _count(most: int) -> Callable[[Any, str], int]:
+def _count(most: int, least: int = 0) -> Callable[[Any, str], int]:
     def check(value: Any, where: str) -> int:
         found = grammar.integer(value, where)
-        if not -1 <= found <= most:  # -1: the kernel did not say
-            raise Invalid(where, f"{found} is out of range (-1 to {most})")
+        if not least <= found <= most:
+            raise Invalid(where, f"{found} is out of range ({least} to {most})")
         return found
 
     return check
@@ -94,7 +94,8 @@ def cpu_identity(value: Any, where: str = "cpu") -> cpu.Identity:
     found: dict[str, Any] = {
         "vendor": field(data, "vendor", grammar.machine_text, where),
         "model_name": field(data, "model_name", grammar.machine_text, where),
-        **{k: field(data, k, _count(1 << 16), where) for k in ("family", "model", "stepping")},
+        # -1: the kernel did not say
+        **{k: field(data, k, _count(1 << 16, -1), where) for k in ("family", "model", "stepping")},
         "cpus": field(data, "cpus", _count(1 << 16), where),
         "isa": field(data, "isa", lambda v, f: grammar.each(v, f, grammar.one_of(cpu.ISA)), where),
         "caches": field(
@@ -451,7 +452,12 @@ EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
         "pairs": grammar.integer,
     },
 }
-EVIDENCE_EXTRA = {"heap": grammar.identifier, "less": grammar.text}  # rss only; a shift's
+# rss only; a shift's; a time row's CPU (its id: kept before 2026-12-02 without)
+EVIDENCE_EXTRA = {
+    "heap": grammar.identifier,
+    "less": grammar.text,
+    "cpu": grammar.matching(cpu.ID),
+}
 
 
 def _level(data: dict[str, Any], where: str) -> float:
@@ -596,6 +602,63 @@ def gate_run(path: Path) -> GateRun:
     return _read(path, check_gate_run)
 
 
+# -- a release chained onto a history (tfbench.publish.chain) --------------------------------
+
+
+class ChainPoint(TimePoint):
+    before: float  # the history's figure for the release before
+    value: float  # it, moved by the pairs' estimate
+    spread: list[float]  # the chain's interval as factors of `value`, since the history read
+
+
+class ChainLink(TypedDict):
+    release: str
+    before: str
+    env: str
+    gate: str  # the machine whose kept gate run read the pairs
+    raw: str  # the machine that read the release's figures
+    cpu: cpu.Identity  # the pairs'
+    links: int  # since the history last read a release itself
+    points: list[ChainPoint]
+
+
+def _chain_point(value: Any, where: str) -> ChainPoint:
+    point = _time_point(value, where)
+    if point["ratio"] is None:
+        raise Invalid(f"{where}.ratio", "missing: a chained point moves by its estimate")
+    data = grammar.obj(value, where)
+    found = ChainPoint(
+        **point,
+        before=field(data, "before", _positive, where),
+        value=field(data, "value", _positive, where),
+        spread=field(data, "spread", _pair_of(_positive), where),
+    )
+    low, high = found["spread"]
+    if not low <= 1 <= high:
+        raise Invalid(f"{where}.spread", f"{found['spread']!r} does not hold the estimate")
+    return found
+
+
+def check_chain_link(value: Any) -> ChainLink:
+    data = grammar.obj(value, "")
+    _format(data, formats.CHAIN)
+    return ChainLink(
+        release=field(data, "release", grammar.tag),
+        before=field(data, "before", grammar.tag),
+        env=field(data, "env", grammar.matching(grammar.ENVIRONMENT)),
+        gate=field(data, "gate", grammar.machine),
+        raw=field(data, "raw", grammar.machine),
+        cpu=field(data, "cpu", cpu_identity),
+        links=field(data, "links", _count(1 << 20)),
+        points=field(data, "points", lambda v, f: grammar.each(v, f, _chain_point)),
+    )
+
+
+def chain_link(path: Path) -> ChainLink:
+    """A release chained onto a history (results/chain/<history>/<commit>-<env>.json)."""
+    return _read(path, check_chain_link)
+
+
 # -- the probes file -----------------------------------------------------------------------
 
 Probes = dict[str, dict[str, list[dict[str, Any]]]]  # Costs class -> grid key -> records
@@ -642,6 +705,7 @@ def probes_beside(
 class Explained(TypedDict):
     release: str
     points: dict[str, str]  # point -> its one-line conclusion, or why there is none
+    cpu: cpu.Identity | None  # where it was read (None: kept before 2026-12-02)
 
 
 def _explanation(value: Any, where: str) -> str:
@@ -662,6 +726,7 @@ def check_explained(value: Any) -> Explained:
         points=field(
             data, "points", lambda v, f: grammar.mapping(v, f, grammar.point, _explanation)
         ),
+        cpu=optional(cpu_identity)(data.get("cpu"), "cpu"),
     )
 
 

@@ -220,14 +220,24 @@ def config(args: argparse.Namespace) -> Path:
     return path
 
 
-def results_dir(config: Path) -> Path:
-    """The asv configuration's results directory."""
+def _conf_path(config: Path, key: str, default: str) -> Path:
+    """A path the asv configuration names, from its directory."""
     from tfbench.history import asvconf
 
     try:
-        return config.parent / asvconf.read(config).get("results_dir", "results")
+        return config.parent / asvconf.read(config).get(key, default)
     except (OSError, ValueError) as e:
         raise BadInput(f"{config}: {e}") from None
+
+
+def results_dir(config: Path) -> Path:
+    """The asv configuration's results directory."""
+    return _conf_path(config, "results_dir", "results")
+
+
+def history_repo(config: Path) -> Path:
+    """The asv configuration's `repo`: the release history."""
+    return _conf_path(config, "repo", "releases/history.git")
 
 
 def machine(name: str) -> str:

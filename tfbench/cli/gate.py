@@ -131,6 +131,7 @@ def time_reader(args: argparse.Namespace) -> timing.Reader:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tfbench import cpu
     from tfbench.gate import asvruns, session
     from tfbench.pairs import timing, verdict
 
@@ -150,12 +151,13 @@ def run(args: argparse.Namespace) -> int:
     )
     common.progress(f"measured in {measured.seconds:.0f} s{switch}; runs kept in {req.work}")
     time = timing.summary(measured.timed, req.reader)
+    on = cpu.label(cpu.identity())
     if args.json:
-        if line := verdict.time_line(time):
+        if line := verdict.time_line(time, on):
             common.progress(line)
         print(json.dumps([r.as_json() for r in outcome.rows], indent=2))
     elif args.markdown:
-        print(output.gate_markdown(outcome.rows, req.old, req.new, time), end="")
+        print(output.gate_markdown(outcome.rows, req.old, req.new, time, on), end="")
     else:
-        print(output.gate(outcome.rows, req.old, req.new, time))
+        print(output.gate(outcome.rows, req.old, req.new, time, on))
     return 1 if any(r.direction == "worse" for r in outcome.rows) else 0

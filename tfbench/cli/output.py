@@ -164,10 +164,13 @@ def _times(times: list[Any]) -> list[str]:
     return ["time, read in pairs of processes:", *lines] if lines else []
 
 
-def gate_markdown(rows: list, old: str, new: str, time: dict[str, Any] | None = None) -> str:
-    """The rows as a Markdown table (a CI job's summary)."""
+def gate_markdown(
+    rows: list, old: str, new: str, time: dict[str, Any] | None = None, on: str | None = None
+) -> str:
+    """The rows as a Markdown table (a CI job's summary); the time reader's line names the
+    CPU it read `on`."""
     head = f"### {escape.code(f'tfbench gate {old} {new}')}: {len(rows)} change(s)\n"
-    said = f"\n{escape.markdown(time_line(time))}\n" if time else ""
+    said = f"\n{escape.markdown(time_line(time, on))}\n" if time else ""
     if not rows:
         return head + said + "\nNo change beyond the floors.\n"
     lines = [
@@ -183,10 +186,12 @@ def gate_markdown(rows: list, old: str, new: str, time: dict[str, Any] | None = 
     return "\n".join(lines) + "\n"
 
 
-def gate(rows: list, old: str, new: str, time: dict[str, Any] | None = None) -> str:
+def gate(
+    rows: list, old: str, new: str, time: dict[str, Any] | None = None, on: str | None = None
+) -> str:
     """The rows that changed, worse first, with the evidence of each; what the time reader
-    left unknown."""
-    said = [f"  {time_line(time)}"] if time else []
+    left unknown, and the CPU it read `on`."""
+    said = [f"  {time_line(time, on)}"] if time else []
     if not rows:
         return "\n".join([f"{old} -> {new}: no change beyond the floors", *said])
     out = [f"{old} -> {new}: {len(rows)} change(s)", *said]

@@ -1,5 +1,6 @@
 """`tfbench results merge DIR...`: results measured elsewhere (CI runners, a GPU box) merged
-into this project's results."""
+into this project's results; `tfbench results chain TAG --onto HISTORY`: a release read on
+another CPU joined to a history (tfbench.publish.chain)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from tfbench.cli.common import Subcommands
 
 
 def add(sub: Subcommands) -> None:
-    r = sub.add_parser("results", help="merge results measured elsewhere into results/")
+    r = sub.add_parser(
+        "results", help="merge results measured elsewhere into results/; chain a release"
+    )
     actions = r.add_subparsers(dest="action", required=True)
     m = actions.add_parser(
         "merge",
@@ -21,6 +24,26 @@ def add(sub: Subcommands) -> None:
     m.add_argument("sources", nargs="+", type=Path, metavar="DIR", help="results directories")
     m.add_argument("--into", type=Path, default=Path("results"), help="default: results")
     m.set_defaults(run=merge)
+    c = actions.add_parser(
+        "chain",
+        help="join a release read on another CPU to a history: its time points the "
+        "history's for the release before, moved by the gate's pairs of the two",
+        description="A release read on a runner whose CPU is not the history's joins the "
+        "history chained (docs/history.md#chained): each time point is the history's figure "
+        "for the release before, moved by the estimate of the pairs one runner read of the "
+        "two (the kept gate run, which names its CPU); memory figures as the runner read "
+        "them. The raw figures stay under the runner's own machine; the link is kept in "
+        "results/chain/HISTORY/.",
+    )
+    c.add_argument("tag", help="the release, e.g. v2.22.0 (its gate run: the release before)")
+    c.add_argument("--onto", required=True, metavar="HISTORY", help="the history's machine")
+    c.add_argument("--gate", metavar="MACHINE", help="whose kept gate run (default: the one)")
+    c.add_argument("--raw", metavar="MACHINE", help="whose results (default: the one)")
+    c.add_argument(
+        "--env", default="virtualenv-py3.11", help="asv's environment (default: %(default)s)"
+    )
+    common.add_config(c)
+    c.set_defaults(run=chain)
 
 
 def merge(args: argparse.Namespace) -> int:
@@ -43,4 +66,26 @@ def merge(args: argparse.Namespace) -> int:
         f"{args.into}: {len(done.added)} file(s) added, {len(done.replaced)} replaced, "
         f"{len(done.skipped)} skipped"
     )
+    return 0
+
+
+def chain(args: argparse.Namespace) -> int:
+    from tfbench.publish import chain
+
+    config = common.config(args)
+    try:
+        done = chain.chain(
+            common.results_dir(config),
+            common.history_repo(config),
+            common.machine(args.onto),
+            args.tag,
+            args.env,
+            args.raw and common.machine(args.raw),
+            args.gate and common.machine(args.gate),
+        )
+    except chain.ChainError as e:
+        raise common.BadInput(str(e)) from None
+    for why in done.unmoved:
+        common.progress(f"not chained: {why}")
+    print(chain.line(done, args.onto, args.tag))
     return 0

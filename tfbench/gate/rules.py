@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tfbench import figures
+from tfbench import cpu, figures
 from tfbench.gate.readings import Point, Side, pooled
 from tfbench.keptfiles import DIRECTIONS
 from tfbench.pairs import verdict
@@ -127,7 +127,8 @@ def told(evidence: dict[str, Any], unit: str) -> str:
             f"{format_value(evidence['after'], unit)} (x{evidence['ratio']:.3f}, "
             f"{evidence['level']:.0%} interval "
             f"x{evidence['low']:.3f}-x{evidence['high']:.3f}, beyond the margin of "
-            f"{evidence['margin']:.0%}; {evidence['pairs']} pairs of processes, read in turn)"
+            f"{evidence['margin']:.0%}; {evidence['pairs']} pairs of processes, read in turn"
+            + (f" on cpu {evidence['cpu']})" if evidence.get("cpu") else ")")
         )
     if evidence.get("less"):  # read against a common shift (tfbench.gate.shifts)
         text += f", the newer side read less the common {evidence['less']}"
@@ -275,6 +276,7 @@ def time_rows(benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed]) ->
         after = before * found.ratio
         evidence = {"rule": "time", "ratio": found.ratio, "low": found.low, "high": found.high}
         evidence |= {"pairs": found.pairs, "margin": read.margin, "level": found.level}
+        evidence["cpu"] = cpu.identity()["id"]  # a time change is a fact about one CPU
         evidence["before"] = before
         evidence["after"] = after
         rows.append(

@@ -76,7 +76,10 @@ def _paired(data: Bisection) -> list[str]:
     if not data["times"]:
         return []
     lines = [f"- {escape.markdown(compared_line(c))}" for c in data["times"]]
-    return ["Each two builds compared, read in pairs of fresh processes:\n\n" + "\n".join(lines)]
+    on = escape.markdown(cpu.named(data["environment"]["cpu"]))
+    head = f"Each two builds compared, read in pairs of fresh processes on {on} (a time change "
+    head += "holds for the CPU it was read on):"
+    return [head + "\n\n" + "\n".join(lines)]
 
 
 def issue(data: Bisection, code: str) -> str:

@@ -195,9 +195,9 @@ class Timed:
         return decide(self.logs, self.margin)
 
 
-def time_line(time: dict[str, Any] | None) -> str:
-    """What the time reader found, with the points it could not decide counted: no row for
-    them is no proof of no change."""
+def time_line(time: dict[str, Any] | None, on: str | None = None) -> str:
+    """What the time reader found, `on` which CPU (tfbench.cpu.named), with the points it
+    could not decide counted: no row for them is no proof of no change."""
     if not time:
         return ""
     decided = time["different"] + time["same"]
@@ -208,7 +208,8 @@ def time_line(time: dict[str, Any] | None) -> str:
     watch = time.get("watch") if first != most else None  # absent in runs kept before it
     apart = " or lay apart from no change" if time.get("apart") else ""  # likewise
     return (
-        f"time: {decided + unknown} point(s) read in pairs ({time['design']}, "
+        f"time: {decided + unknown} point(s) read in pairs{f' on {on}' if on else ''} "
+        f"({time['design']}, "
         f"{time['seconds']:g} s readings, {time['level']:.0%} intervals), "
         f"{time['different']} different and {time['same']} the same within "
         f"{time['margin']:.0%}; {unknown} unknown after {pairs} pairs"

@@ -13,7 +13,7 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench import escape
+from tfbench import cpu, escape
 from tfbench.gate import kept, shifts
 from tfbench.gate.rules import Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
@@ -75,6 +75,7 @@ class Changes:
     machine: str
     shifts: tuple[Shift, ...] = ()  # metrics that moved in common (tfbench.gate.shifts)
     time: dict | None = None  # what the time reader did (a kept gate run's)
+    cpu: str | None = None  # the CPU it read on (tfbench.cpu.named)
 
     @property
     def rows(self) -> list[Change]:
@@ -169,7 +170,8 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
             return None
         rows = [_checked(data, r) for r in run["rows"]]
         found = [_shift(data, s) for s in run["shifts"]]
-        source = f"`tfbench gate` re-measured both ({time_line(run['time'])})"
+        on = cpu.named(run["cpu"])
+        source = f"`tfbench gate` re-measured both ({time_line(run['time'], on)})"
     except KeptFileError as e:
         data.problems.append(str(e))
         return None
@@ -182,7 +184,7 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
     shown = sorted(rows, key=lambda r: (r.direction != "worse", r.name))
     items = _items(shown, machine.machine, pair)
     moved = tuple(s for s, _ in found)
-    return Changes(pair, items, source, machine.machine, moved, run["time"])
+    return Changes(pair, items, source, machine.machine, moved, run["time"], on)
 
 
 def _shift(data: Data, s: GateShift) -> tuple[Shift, list[Change]]:

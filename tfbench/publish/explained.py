@@ -1,7 +1,7 @@
 """Why the leaking points of a release leak, as `tfbench explain --leaking` found it:
-RESULTS/explain/<machine>/<tag>.json, {"release": tag, "points": {point: explanation}},
-a point named as the report names it (family(param values)). The report gives each its
-one-line conclusion; untrusted input like any result.
+RESULTS/explain/<machine>/<tag>.json, {"release": tag, "points": {point: explanation},
+"cpu": the CPU it was read on}, a point named as the report names it (family(param
+values)). The report gives each its one-line conclusion; untrusted input like any result.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tfbench import formats, keptfiles
+from tfbench import cpu, formats, keptfiles
 from tfbench.probes import GridPoint
 from tfbench.publish import families
 from tfbench.publish.results import Data, MachineResults
@@ -46,6 +46,7 @@ def write(results_dir: Path, machine: str, tag: str, points: dict[str, dict]) ->
     kept = path(results_dir, machine, tag)
     kept.parent.mkdir(parents=True, exist_ok=True)
     run = {formats.KEY: formats.EXPLAINED, "release": tag, "points": points}
+    run["cpu"] = cpu.identity()  # where its figures were read
     kept.write_text(json.dumps(run, indent=1) + "\n")
     return kept
 

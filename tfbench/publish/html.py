@@ -19,6 +19,7 @@ from tfbench.publish.report import (
     FamilySection,
     MachineReport,
     Report,
+    read_on_line,
     shifts_line,
     summary_lines,
     verdict_parts,
@@ -317,6 +318,7 @@ def _claims(m: MachineReport) -> list[str]:
 def _machine(m: MachineReport) -> list[str]:
     releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
+    out.append(f"<p>{html.escape(read_on_line(m))}</p>")
     out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
     out += _articles(m)
     out.append(

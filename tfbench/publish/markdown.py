@@ -21,6 +21,7 @@ from tfbench.publish.report import (
     NO_VALUE,
     MachineReport,
     Report,
+    read_on_line,
     shifts_line,
     summary_lines,
     verdict_parts,
@@ -197,6 +198,7 @@ def _families(m: MachineReport) -> list[str]:
 def _machine(m: MachineReport) -> list[str]:
     releases = [escape(label(r)) for r in m.releases]
     out = [f"## Machine {escape(m.name)}", "", f"Releases: {', '.join(releases) or 'none'}"]
+    out += ["", escape(read_on_line(m))]
     out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
     out += _newest(m)
     out += _claims(m)

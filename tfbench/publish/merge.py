@@ -3,7 +3,8 @@ tfbench write one) merged into this project's results.
 
 Untrusted input: a file is copied only if it is a regular file inside its source (no link
 is followed, none copied), in its place (each kept file under the folder of the machine
-that measured it: results/probes/<machine>/, packages/, gate/, explain/, upstream/, nightly/), and
+that measured it: results/probes/<machine>/, packages/, gate/, explain/, upstream/, nightly/,
+chain/), and
 of its form (tfbench.keptfiles, asv's results by tfbench.publish.results): anything else is
 named and skipped. The write-ups of a nightly bisection (issue.md, repro.py, plot.png) are
 not copied: they are rendered again from its bisect.json (`tfbench results merge`).
@@ -28,7 +29,7 @@ from typing import Any
 from tfbench import grammar, keptfiles
 from tfbench.gate import kept
 from tfbench.nightly import series
-from tfbench.publish import explained, filed
+from tfbench.publish import chain, explained, filed
 from tfbench.publish.results import readable_files, unsafe_benchmark
 
 GATE_RUN = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}\.json")
@@ -59,6 +60,7 @@ KEPT: dict[str, tuple[Callable[[str], bool], Callable[[Path], Any]]] = {
     explained.FOLDER: (_name(grammar.TAG, ".json"), keptfiles.explained),
     filed.FOLDER: ("bisect.json".__eq__, keptfiles.bisection),
     series.FOLDER: (_name(grammar.NIGHTLY, ".json"), series.read),
+    chain.FOLDER: (_name(grammar.RESULTS_NAME, ".json"), keptfiles.chain_link),
 }
 RENDERED = ("issue.md", "repro.py", "plot.png")  # from a bisect.json, never copied
 

@@ -22,6 +22,7 @@ from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
 from tfbench.pairs.verdict import time_line
 from tfbench.publish import (
+    chain,
     changes,
     claims,
     explained,
@@ -31,6 +32,7 @@ from tfbench.publish import (
     python_axis,
     reasons,
 )
+from tfbench.publish.reasons import span
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
@@ -135,6 +137,8 @@ class MachineReport:
     families: list[FamilySection]
     filed: list[filed.Filed]  # reports to file with TensorFlow (tfbench upstream)
     pythons: python_axis.PythonSection | None  # the newest release on other Pythons
+    # which CPU read each release's time: (releases, the CPU), tfbench.publish.chain.read_on
+    read_on: list[tuple[list[str], str]]
 
 
 @dataclass(frozen=True)
@@ -235,7 +239,19 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
         [_family(f, machine) for f in fams],
         filed.read(data, machine.machine),
         python_axis.across_pythons(machine, fams),
+        chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine)),
     )
+
+
+def _links(data: Data, machine: str) -> dict[str, Any]:
+    return chain.links(data.results_dir, machine, data.problems) if data.results_dir else {}
+
+
+def read_on_line(m: MachineReport) -> str:
+    """Which CPU each release's time was read on, in a sentence (a time figure holds for its
+    CPU: docs/history.md)."""
+    parts = [f"{span(tags, m.releases)} on {on}" for tags, on in m.read_on]
+    return f"Time read: {'; '.join(parts)}." if parts else "No time read."
 
 
 def _points(rows: Iterable[Change]) -> list[str]:
@@ -290,7 +306,8 @@ def summary_lines(s: Summary) -> list[str]:
         )
     ]
     if s.newest.time:
-        lines.append(time_line(s.newest.time) + ": no row is no proof of no change there.")
+        said = time_line(s.newest.time, s.newest.cpu)
+        lines.append(said + ": no row is no proof of no change there.")
     if s.newest.shifts:
         lines.append(shifts_line(s.newest.shifts))
     appeared, gone = s.leaks_appeared, s.leaks_gone

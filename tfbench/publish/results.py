@@ -33,6 +33,7 @@ class MachineResults:
     sides: dict[str, readings.Side] = field(default_factory=dict)
     # another CPython than the history's -> its (benchmark, param values, tag) -> value
     pythons: dict[str, dict[tuple[str, tuple[str, ...], str], Any]] = field(default_factory=dict)
+    cpu: str | None = None  # asv's record's `cpu` (tfbench.cpu.id_in: its id, where it has one)
 
     def value(
         self, benchmark: str, params: tuple[str, ...], tag: str, python: str | None = None
@@ -120,13 +121,13 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
             if path.name == "machine.json":
                 continue
             try:
-                good[machine_json][1].append((path, _result(path, name)))
+                good[machine_json][1].append((path, checked_result(path, name)))
             except (util.UserError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
                 problems.append(f"{path}: {e}")
     return good, problems
 
 
-def _result(path: Path, machine: str) -> Results:
+def checked_result(path: Path, machine: str) -> Results:
     """An asv results file, its names of the forms the report and the site show and the
     paths of its probes and packages files are made of."""
     if path.is_symlink():
@@ -182,8 +183,8 @@ def load(conf: Config) -> Data:
     files, unreadable = readable_files(Path(conf.results_dir))
     problems += unreadable
     versions = {k: b["version"] for k, b in benchmarks.items()}
-    for name, loaded_files in files.values():
-        found = MachineResults(name)
+    for machine_json, (name, loaded_files) in files.items():
+        found = MachineResults(name, cpu=keptfiles.machine(machine_json)["cpu"])
         for path, result in loaded_files:
             tag = tags.get(result.commit_hash)
             if tag is None:
