@@ -190,4 +190,4 @@ def onednn_isa(python: str, timeout: float = 120.0) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     found = ONEDNN_ISA.search(done.stdout)
-    return _shown(found.group(1).strip()) if found else None
+    return _shown(found.group(1).strip(), 200) if found else None

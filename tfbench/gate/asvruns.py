@@ -109,7 +109,8 @@ def run_gate(request: Request, say: Say) -> GateResult:
         differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
         pair, results = (request.old, request.new), Path(request.conf.results_dir)
         summary = timing.summary(measured.timed, request.reader)
-        read_on = {"cpu": cpu.identity(), "onednn": backend.onednn}
+        onednn = {"old": backend.onednn["A"], "new": backend.onednn["B"]}
+        read_on = {"cpu": cpu.identity(), "onednn": onednn}
         where = kept.write(results, request.machine, pair, summary, rows, differing, read_on)
     return GateResult(measured, rows, where)
 

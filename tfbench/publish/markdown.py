@@ -16,6 +16,7 @@ from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
+    BESIDE,
     CHANGES_NOTE,
     EXPLAIN,
     NO_VALUE,
@@ -201,6 +202,8 @@ def _machine(m: MachineReport) -> list[str]:
     out += ["", escape(read_on_line(m))]
     out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
     out += _newest(m)
+    if m.beside:
+        return [*out, "", f"{BESIDE} {escape(m.beside)}."]
     out += _claims(m)
     out += _why(m)
     out += _filed(m)

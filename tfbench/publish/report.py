@@ -44,6 +44,10 @@ CHANGES_NOTE = (
     "a row a grid point and the points of its family that changed alike."
 )
 
+BESIDE = (
+    "Claims, examples and families: as the site's graphs show this CPU's figures beside those"
+    " of the history that holds these releases and more,"
+)
 NO_VALUE = "No value on any release here (skipped or failed: asv's log has the reason)"
 EXPLAIN = (
     "Each cell: time per iteration · peak increase · growth per iteration · leak "
@@ -139,6 +143,9 @@ class MachineReport:
     pythons: python_axis.PythonSection | None  # the newest release on other Pythons
     # which CPU read each release's time: (releases, the CPU), tfbench.publish.chain.read_on
     read_on: list[tuple[list[str], str]]
+    # the machine whose history holds every release this one read and more: this one is
+    # told in brief beside it (its CPU's figures; the rest is the history's to tell)
+    beside: str | None = None
 
 
 @dataclass(frozen=True)
@@ -219,7 +226,7 @@ def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Verdict]
     return Summary(newest, kept is not None, changed)
 
 
-def _machine(data: Data, machine: MachineResults) -> MachineReport:
+def _machine(data: Data, machine: MachineResults, beside: str | None) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
     verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS]
@@ -240,6 +247,7 @@ def _machine(data: Data, machine: MachineResults) -> MachineReport:
         filed.read(data, machine.machine),
         python_axis.across_pythons(machine, fams),
         chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine)),
+        beside,
     )
 
 
@@ -334,7 +342,11 @@ def summary_lines(s: Summary) -> list[str]:
 
 def build(data: Data) -> Report:
     """The whole report, once: the renderers only format it."""
-    machines = [_machine(data, m) for m in data.machines.values()]  # may add problems
+    held = {m.machine: set(m.releases) for m in data.machines.values()}
+    machines = [  # may add problems
+        _machine(data, m, next((o for o, r in held.items() if r > held[m.machine]), None))
+        for m in data.machines.values()
+    ]
     return Report(list(dict.fromkeys(data.problems)), machines)
 
 
