@@ -134,7 +134,7 @@ def test_a_label_names_the_id_and_a_record_kept_before_identities_says_it_has_no
     assert cpu.named("AMD EPYC (2 cores)") == (
         "AMD EPYC (2 cores) (family, model and stepping not recorded)"
     )
-    assert cpu.named(None) == "CPU not recorded" and cpu.id_in("AMD EPYC (2 cores)") is None
+    assert cpu.named(None) == "a CPU not recorded" and cpu.id_in("AMD EPYC (2 cores)") is None
 
 
 def test_the_command_prints_the_identity_and_asvs_field(tmp_path, capsys):

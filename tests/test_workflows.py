@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tfbench import cpu
 from tfbench.publish import merge
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,7 +118,6 @@ def _measure(runner: Path, release: str) -> subprocess.CompletedProcess:
         **os.environ,
         "HOME": str(runner / "home"),  # asv keeps its machine file there
         "PYTHON": sys.executable,
-        "TFBENCH_MACHINE_CPU": "a test runner",
         "TFBENCH_BENCH": r"^graphs\.Eager(Costs\.track_leak|\.peakmem_step)",
     }
     return subprocess.run(
@@ -139,6 +139,41 @@ def _artifact(runner: Path, artifacts: Path, name: str) -> None:
         shutil.copytree(results / part, out / part)
 
 
+@pytest.mark.parametrize("chain", ["v2.22.0", ""])
+def test_the_publish_step_chains_the_gated_release_between_merge_and_publish(tmp_path, chain):
+    """The publish job's command: merge, then (a gated release) chain it onto the history,
+    then publish; a failed chain fails the job before anything is published."""
+    stub = tmp_path / "tfbench"
+    stub.write_text('#!/bin/sh\necho "called with $*" >> calls.txt\n')
+    stub.chmod(0o755)
+    (tmp_path / "artifacts" / "results-x").mkdir(parents=True)
+    env = {**os.environ, "TFBENCH": str(stub), "CHAIN": chain, "HISTORY": "lab"}
+    run = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "publish"), "artifacts"], cwd=tmp_path, env=env
+    )
+    assert run.returncode == 0
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    chained = [f"called with results chain {chain} --onto lab --config asv.conf.json"]
+    assert [c.split(" artifacts/")[0] for c in calls] == [
+        "called with results merge",
+        *(chained if chain else []),
+        "called with publish --config asv.conf.json",
+    ]
+
+
+def test_measure_refuses_a_machine_read_on_another_cpu_before_it_runs(tmp_path):
+    """One machine name, one CPU: a runner whose machine's kept record names another CPU
+    (or none) stops with the name to measure into, and asv never starts."""
+    runner = _runner(tmp_path, "runner")
+    kept = runner / "results" / "gha-test" / "machine.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(json.dumps({"machine": "gha-test", "cpu": "AMD EPYC (2 cores)"}))
+    run = _measure(runner, "2.21.0")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"--machine gha-test-{cpu.identity()['id']}" in run.stderr
+    assert not (runner / ".asv").exists() and not (runner / "home" / ".asv-machine.json").exists()
+
+
 @pytest.mark.slow
 def test_two_runners_measure_merge_and_publish(tmp_path):
     """Two runners measure a release each (the candidate among them), as the tracking
@@ -154,6 +189,7 @@ def test_two_runners_measure_merge_and_publish(tmp_path):
         json.loads((a / "gha-test" / "machine.json").read_text()) for a in artifacts.iterdir()
     ]
     assert machines[0] == machines[1]  # one machine, described alike by both runners
+    assert cpu.id_in(machines[0]["cpu"]) == cpu.identity()["id"]  # the runners' CPU
 
     publisher = _runner(tmp_path, "publisher")
     env = {**os.environ, "TFBENCH": str(Path(sys.executable).parent / "tfbench")}

@@ -162,7 +162,7 @@ def named(found: Identity | str | None) -> str:
         return found
     if found:
         return f"{found} (family, model and stepping not recorded)"
-    return "CPU not recorded"
+    return "a CPU not recorded"
 
 
 def asv_cpu() -> str:

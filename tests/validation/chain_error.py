@@ -62,12 +62,13 @@ def gate_points(machine: str, old: str, new: str) -> dict[str, dict]:
 
 
 def recorded(path: Path) -> dict[str, float]:
-    """Recorded pairs (tests/data/time/): each point's estimate over all its pairs."""
+    """Recorded pairs (tests/data/time/: point -> each pair's log ratio): each point's
+    estimate over all its pairs."""
     found = {}
-    for p in json.loads(path.read_text())["points"]:
-        told = verdict.interval(p["logs"])
+    for point, logs in json.loads(path.read_text())["points"].items():
+        told = verdict.interval(logs)
         if told is not None:
-            found[f"{p['benchmark']}({', '.join(p['params'])})"] = math.exp(told[0])
+            found[point] = math.exp(told[0])
     return found
 
 

@@ -320,10 +320,9 @@ def _machine(m: MachineReport) -> list[str]:
     releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
     out.append(f"<p>{html.escape(read_on_line(m))}</p>")
-    out += _summary(m) + _newest(m)
-    if m.beside:
-        return [*out, f"<p>{html.escape(f'{BESIDE} {m.beside}.')}</p>"]
-    out += _claims(m) + _why(m) + _filed(m) + _pythons(m)
+    if m.beside:  # its newest pair as this CPU read it; the rest is the history's
+        return [*out, *_newest(m), f"<p>{html.escape(f'{BESIDE} {m.beside}.')}</p>"]
+    out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
     out += _articles(m)
     out.append(
         f'<h3 id="changes">What changed between adjacent releases</h3><p>{CHANGES_NOTE}</p>'

@@ -177,20 +177,21 @@ def _claims(m: MachineReport) -> list[str]:
 
 
 def _families(m: MachineReport) -> list[str]:
+    """Every family's points in one table, each named as the report names points."""
     releases = [escape(label(r)) for r in m.releases]
     out = ["", "### Families, point by point", "", EXPLAIN]
-    for family in m.families:
-        if family.name == FAMILY and m.articles:
-            continue  # the Articles section has its points' figures, release by release
-        out += ["", f"#### {escape(family.name)}", ""]
-        if family.empty:
-            out += [f"{NO_VALUE}: {escape('; '.join(family.empty))}", ""]
-        if not family.rows:
-            continue
-        out.append("| " + " | ".join(["point", *releases]) + " |")
+    shown = [f for f in m.families if not (f.name == FAMILY and m.articles)]  # told above
+    empty = [f"{f.name}: {'; '.join(f.empty)}" for f in shown if f.empty]
+    if empty:
+        out += ["", f"{NO_VALUE}: {escape(' / '.join(empty))}"]
+    if any(f.rows for f in shown):
+        out += ["", "| " + " | ".join(["point", *releases]) + " |"]
         out.append("|" + "---|" * (len(m.releases) + 1))
+    for family in shown:
         out += [
-            "| " + " | ".join([escape(row.label), *(c.text() for c in row.cells)]) + " |"
+            "| "
+            + " | ".join([escape(f"{family.name}: {row.label}"), *(c.text() for c in row.cells)])
+            + " |"
             for row in family.rows
         ]
     return out
@@ -200,10 +201,10 @@ def _machine(m: MachineReport) -> list[str]:
     releases = [escape(label(r)) for r in m.releases]
     out = [f"## Machine {escape(m.name)}", "", f"Releases: {', '.join(releases) or 'none'}"]
     out += ["", escape(read_on_line(m))]
+    if m.beside:  # its newest pair as this CPU read it; the rest is the history's
+        return [*out, *_newest(m), "", f"{BESIDE} {escape(m.beside)}."]
     out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
     out += _newest(m)
-    if m.beside:
-        return [*out, "", f"{BESIDE} {escape(m.beside)}."]
     out += _claims(m)
     out += _why(m)
     out += _filed(m)

@@ -12,6 +12,7 @@ across releases and a table of grid points x releases.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +42,8 @@ LEAK = BY_NAME["leak"].method
 CHANGES_NOTE = (
     "By the gate's rules on the readings the history recorded (each release's timing "
     "samples and probe repeats), newest first, the newest pair above: confirmed changes only, "
-    "a row a grid point and the points of its family that changed alike."
+    "a row a grid point and the points of its family that changed alike; RSS that moved "
+    "without the heap is left out (the newest pair shows it)."
 )
 
 BESIDE = (
@@ -241,7 +243,7 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         _summary(data, machine, verdicts),
         why,
         verdicts,
-        changes.history_changes(data, machine),
+        [_counted(c) for c in changes.history_changes(data, machine)],
         findings.sections(by_name, machine),
         [_family(f, machine) for f in fams],
         filed.read(data, machine.machine),
@@ -249,6 +251,12 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine)),
         beside,
     )
+
+
+def _counted(found: changes.Changes) -> changes.Changes:
+    """A pair's changes without its `rss only` rows (heap layout, not counted)."""
+    items = [i for i in found.items if i.row.direction != RSS_ONLY]
+    return dataclasses.replace(found, items=items)
 
 
 def _links(data: Data, machine: str) -> dict[str, Any]:
