@@ -29,11 +29,13 @@ from tfbench import cpu, formats, keptfiles
 from tfbench.gate import kept as gate_kept
 from tfbench.history import releases, repo
 from tfbench.history.envsync import record_name
-from tfbench.publish.results import checked_result
+from tfbench.publish.results import checked_result, write_whole
 
 FOLDER = "chain"
 TIME = ".time_"  # a time benchmark's method: time_step
 COPIED = ("probes", "packages")  # the runner's records of the release, beside its results
+CI = ("stats_ci_99_a", "stats_ci_99_b")  # the pairs' interval on the figure before
+RESET = ("stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples")  # none read
 
 
 class ChainError(ValueError):
@@ -61,9 +63,11 @@ def _results_path(results_dir: Path, machine: str, commit: str, env: str) -> Pat
 
 
 def _one(found: list[str], what: str, option: str) -> str:
-    if len(found) != 1:
-        named = ", ".join(found) or "none"
-        raise ChainError(f"{what}: {named}; name one with {option}" if found else f"{what}: none")
+    """The one machine found, or ChainError naming none or each of them."""
+    if not found:
+        raise ChainError(f"{what}: none")
+    if len(found) > 1:
+        raise ChainError(f"{what}: {', '.join(found)}; name one with {option}")
     return found[0]
 
 
@@ -154,7 +158,7 @@ def chain(
     pairs = {p["point"]: p for p in run["time"]["points"]}
     found = _load(results_dir / raw / name, raw)
     body, points, unmoved = _chained(found, _load(base, history), pairs, spread)
-    _write(target, json.dumps(body, indent=1, allow_nan=True))
+    write_whole(target, json.dumps(body, indent=1, allow_nan=True).encode())
     link = {
         formats.KEY: formats.CHAIN,
         **{"release": tag, "before": old, "env": env, "gate": gate, "raw": raw},
@@ -162,7 +166,7 @@ def chain(
     }
     keptfiles.check_chain_link(json.loads(json.dumps(link)))  # as its reader will read it
     where = link_path(results_dir, history, new_commit, env)
-    _write(where, json.dumps(link, indent=1) + "\n")
+    write_whole(where, (json.dumps(link, indent=1) + "\n").encode())
     for folder in COPIED:  # what the runner recorded beside the release's results
         for record in (results_dir / folder / raw).glob(f"{record_name(new_commit, env, '*')}.*"):
             if record.is_file() and not record.is_symlink():
@@ -208,7 +212,10 @@ def _chained(
             continue
         combos = list(itertools.product(*row[1]))
         was = _values(series, key)
-        new = {c: _column(row, columns, c, len(combos)) for c in columns[5:12]}
+        new = {
+            c: _column(row, columns, c, len(combos)) for c in ("stats_ci_99_a", "stats_ci_99_b")
+        }
+        new |= {c: [None] * len(combos) for c in RESET}
         new["result"] = []
         for k, combo in enumerate(combos):
             point = f"{key}({', '.join(combo)})"
@@ -230,9 +237,8 @@ def _chained(
                 values = [math.nan, None, None]
             new["result"].append(values[0])
             new["stats_ci_99_a"][k], new["stats_ci_99_b"][k] = values[1], values[2]
-            for column in ("stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples"):
-                new[column][k] = None
-        body["results"][key] = [new["result"], *row[1:5], *(new[c] for c in columns[5:12])]
+        kept = [*row, *[None] * (len(columns) - len(row))]  # asv leaves out trailing nulls
+        body["results"][key] = [new.get(c, cell) for c, cell in zip(columns, kept)]
     return body, points, unmoved
 
 
@@ -262,13 +268,6 @@ def read_on(
         if tag in chained:
             by_cpu.setdefault(cpu.label(chained[tag]["cpu"]), []).append(tag)
     return found + [(tags, f"chained by pairs read on {on}") for on, tags in by_cpu.items()]
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.replace(path)
 
 
 def line(done: Chained, history: str, tag: str) -> str:

@@ -30,7 +30,7 @@ from tfbench import grammar, keptfiles
 from tfbench.gate import kept
 from tfbench.nightly import series
 from tfbench.publish import chain, explained, filed
-from tfbench.publish.results import readable_files, unsafe_benchmark
+from tfbench.publish.results import readable_files, unsafe_benchmark, write_whole
 
 GATE_RUN = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}\.json")
 
@@ -198,22 +198,12 @@ def merge(sources: list[Path], target: Path) -> Merged:
     for relative, source in sorted(plan.files.items()):
         destination = target / relative
         (done.replaced if destination.exists() else done.added).append(relative)
-        _write(destination, source.read_bytes())
+        write_whole(destination, source.read_bytes())
     if plan.benchmarks:  # every description the target and the sources hold
         index: dict[str, object] = {
             name: bench for name, (_, bench) in sorted(plan.benchmarks.items())
         }
         if plan.api_version is not None:
             index["version"] = plan.api_version
-        _write(target / "benchmarks.json", json.dumps(index, indent=4).encode())
+        write_whole(target / "benchmarks.json", json.dumps(index, indent=4).encode())
     return done
-
-
-def _write(destination: Path, data: bytes) -> None:
-    """Whole or not at all: a reader never sees half a file; a link there is replaced, not
-    written through."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_name(f".{destination.name}.partial")
-    partial.unlink(missing_ok=True)
-    partial.write_bytes(data)
-    os.replace(partial, destination)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,13 @@ def load(conf: Config) -> Data:
         machines[found.machine] = found
     readable = {m: [path for path, _ in paths] for m, (_, paths) in files.items()}
     return Data(benchmarks, machines, problems, readable, Path(conf.results_dir))
+
+
+def write_whole(destination: Path, data: bytes) -> None:
+    """Whole or not at all: a reader never sees half a file; a link there is replaced, not
+    written through."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    partial = destination.with_name(f".{destination.name}.partial")
+    partial.unlink(missing_ok=True)
+    partial.write_bytes(data)
+    os.replace(partial, destination)
