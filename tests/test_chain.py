@@ -57,7 +57,9 @@ def _gate(results: Path, machine: str, pair: tuple[str, str], ratio: float) -> N
     time = {"design": "turns", "margin": 0.02, "level": 0.98, "pairs": [8, 50],
             "seconds": 0.5, "skipped": 0, "different": len(points), "same": 0,
             "unknown": [], "points": points}  # fmt: skip
-    kept.write(results, machine, pair, time, [], (), {"cpu": HERE, "onednn": {}})
+    points = [dict(p, cpu=HERE["id"]) for p in time.pop("points")]
+    read_on = {"cpus": {HERE["id"]: HERE}, "onednn": {}}
+    kept.write(results, machine, pair, dict(time, points=points), [], (), read_on)
 
 
 def _copy(tag: str, machine: Path) -> None:
@@ -128,7 +130,8 @@ def test_a_release_joins_the_history_moved_by_its_pairs(results):
     assert result.commit_hash == COMMITS["v2.21.0"]
     link = keptfiles.chain_link(done.link)
     assert (link["before"], link["gate"], link["raw"], link["links"]) == ("v2.20.0", RAW, RAW, 1)
-    assert link["cpu"] == HERE and len(link["points"]) == done.moved
+    assert link["cpus"] == {HERE["id"]: HERE} and len(link["points"]) == done.moved
+    assert {p["cpu"] for p in link["points"]} == {HERE["id"]}
     assert (results / "packages" / HISTORY / f"{COMMITS['v2.21.0'][:8]}-{ENV}-cpu.txt").exists()
 
 
@@ -166,7 +169,10 @@ def test_nothing_of_the_history_is_replaced_and_ambiguity_is_named(results):
 def test_a_gate_run_kept_before_it_named_its_cpu_cannot_chain(results):
     path = kept.path(results, RAW, ("v2.20.0", "v2.21.0"))
     data = json.loads(path.read_text())
-    path.write_text(json.dumps({k: v for k, v in data.items() if k != "cpu"}))
+    data["time"]["points"] = [
+        {k: v for k, v in p.items() if k != "cpu"} for p in data["time"]["points"]
+    ]
+    path.write_text(json.dumps({k: v for k, v in data.items() if k != "cpus"}))
     with pytest.raises(chain.ChainError, match="keeps no CPU"):
         _chain(results, "v2.21.0")
 

@@ -206,7 +206,7 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
     assert sorted(a[:3] for a in first) == [
         ("old", f"m.{n}", True) for n in ("Noisy", "Slower", "Steady")
     ]
-    summary = timing.summary(found, reader)
+    summary = timing.summary(found, reader, dict.fromkeys(found, "cpu-x"))
     assert (summary["different"], summary["same"]) == (1, 1)
     assert summary["unknown"] == ["m.Noisy.time_step('x')"]
     (noisy,) = [t.verdict for p, t in found.items() if p[0] == "m.Noisy.time_step"]
@@ -235,6 +235,7 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
             v.high,
             v.pairs,
         )
+        assert told["cpu"] == "cpu-x"
 
 
 def two_percent_slower(noise: random.Random):

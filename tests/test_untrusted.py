@@ -312,28 +312,34 @@ def test_a_gate_runs_unseen_change_is_a_pair_of_numbers(unseen, field):
         (lambda p: p.update(point="m.C.time_step(<b>)"), "time.points[0].point"),
         (lambda p: p.update(answer="worse"), "time.points[0].answer"),
         (lambda p: p.update(pairs=-1), "time.points[0].pairs"),
+        (lambda p: p.update(cpu="intel"), "time.points[0].cpu"),
     ],
 )
 def test_a_gate_runs_time_points_and_cpu_are_checked(edit, field):
     """Every point's estimate (a chain moves a release by it) and the CPU it was read on."""
     from tfbench import cpu
 
-    point = {"point": "m.C.time_step('x')", "answer": "same", "ratio": 1.0, "low": 0.99}
-    point |= {"high": 1.01, "pairs": 8}
+    here = json.loads(json.dumps(cpu.identity()))
+    point = {"point": "m.C.time_step('x')", "cpu": here["id"], "answer": "same", "ratio": 1.0}
+    point |= {"low": 0.99, "high": 1.01, "pairs": 8}
     time = {"design": "turns", "margin": 0.02, "pairs": [8, 50], "seconds": 0.5}
     time |= {"skipped": 0, "different": 0, "same": 1, "unknown": [], "points": [point]}
-    here = json.loads(json.dumps(cpu.identity()))
-    run = {"format": formats.GATE_RUN, "time": time, "rows": [], "cpu": here}
-    run["onednn"] = {"old": "Intel AVX-512", "new": None}
+    run = {"format": formats.GATE_RUN, "time": time, "rows": [], "cpus": {here["id"]: here}}
+    run["onednn"] = {here["id"]: {"old": "Intel AVX-512", "new": None}}
     found = keptfiles.check_gate_run(run)
-    assert found["cpu"] == here and found["time"]["points"] == [point]
-    assert found["onednn"] == {"old": "Intel AVX-512", "new": None}
+    assert found["cpus"] == {here["id"]: here} and found["time"]["points"] == [point]
+    assert found["onednn"] == {here["id"]: {"old": "Intel AVX-512", "new": None}}
+    unread = dict(run, time=dict(time, points=[]))
+    with pytest.raises(grammar.Invalid, match="^cpus.*id"):  # an id its fields do not derive
+        keptfiles.check_gate_run(dict(unread, cpus={here["id"]: dict(here, cpus=64)}))
+    with pytest.raises(grammar.Invalid, match="^onednn key: 'amd-26.2.1-2c-000000' is no CPU"):
+        keptfiles.check_gate_run(dict(unread, onednn={"amd-26.2.1-2c-000000": {}}))
+    with pytest.raises(grammar.Invalid, match="^time.points.0..cpu: .* is no CPU of cpus"):
+        keptfiles.check_gate_run(dict(run, cpus={}, onednn={}))
     edit(point)
     with pytest.raises(grammar.Invalid) as refused:
         keptfiles.check_gate_run(run)
     assert refused.value.field == field
-    with pytest.raises(grammar.Invalid, match="^cpu.id"):
-        keptfiles.check_gate_run(dict(run, time=dict(time, points=[]), cpu=dict(here, cpus=64)))
 
 
 # ---- repro.py: the template's statements, whatever the values ------------------------------

@@ -111,6 +111,26 @@ def cpu_identity(value: Any, where: str = "cpu") -> cpu.Identity:
     return cpu.Identity(id=kept, **found)  # type: ignore[typeddict-item]
 
 
+def cpus(value: Any, where: str = "cpus") -> dict[str, cpu.Identity]:
+    """CPU id -> its identity, each id the one its identity derives."""
+    found = grammar.mapping(value, where, grammar.matching(cpu.ID), cpu_identity)
+    for key, identity in found.items():
+        if identity["id"] != key:
+            raise Invalid(f"{where}[{key!r}]", f"holds the identity of {identity['id']!r}")
+    return found
+
+
+def _known(named: Any, where: str) -> Callable[[Any, str], str]:
+    """A CPU id that the file's `where` names."""
+
+    def check(value: Any, field_: str) -> str:
+        if not isinstance(named, dict) or value not in named:
+            raise Invalid(field_, f"{value!r} is no CPU of {where}")
+        return value
+
+    return check
+
+
 def cpu_named(value: Any, where: str = "cpu") -> cpu.Identity | str:
     """A record's CPU: an identity, or (kept before identities) the model name alone."""
     return grammar.text(value, where) if isinstance(value, str) else cpu_identity(value, where)
@@ -418,8 +438,8 @@ class GateRun(TypedDict):
     time: dict[str, Any]  # what the time reader did (tfbench.pairs.timing.summary)
     rows: list[GateRow]
     shifts: list[GateShift]
-    cpu: cpu.Identity | None  # the CPU both sides were read on (None: kept before it)
-    onednn: dict[str, str | None]  # side (old, new) -> the ISA its oneDNN detected
+    cpus: dict[str, cpu.Identity]  # id -> the CPU that read some of it (none: kept before)
+    onednn: dict[str, dict[str, str | None]]  # CPU id -> side (old, new) -> its oneDNN's ISA
 
 
 def _pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
@@ -510,6 +530,7 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
 
 class TimePoint(TypedDict):
     point: str  # benchmark(asv's values)
+    cpu: str | None  # the id of the CPU its pairs were read on (None: kept before it)
     answer: str
     ratio: float | None  # new over old, and its interval: None under the pairs that give one
     low: float | None
@@ -536,6 +557,7 @@ def _time_point(value: Any, where: str) -> TimePoint:
         raise Invalid(f"{where}.ratio", f"{ratio!r} lies outside its interval")
     return TimePoint(
         point=field(data, "point", grammar.point, where),
+        cpu=optional(grammar.matching(cpu.ID))(data.get("cpu"), f"{where}.cpu"),
         answer=field(data, "answer", grammar.one_of(ANSWERS[:3]), where),
         ratio=ratio,
         low=low,
@@ -583,18 +605,24 @@ def _shift(value: Any, where: str) -> GateShift:
 def check_gate_run(value: Any) -> GateRun:
     data = grammar.obj(value, "")
     _format(data, formats.GATE_RUN)
-    return GateRun(
+    found = GateRun(
         time=field(data, "time", _time_summary),
         rows=field(data, "rows", _rows),
         shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
-        cpu=optional(cpu_identity)(data.get("cpu"), "cpu"),
+        cpus=cpus(data.get("cpus", {}), "cpus"),
         onednn=grammar.mapping(
             data.get("onednn", {}),
             "onednn",
-            grammar.one_of(("old", "new")),
-            optional(grammar.machine_text),
+            _known(data.get("cpus", {}), "cpus"),
+            lambda v, f: grammar.mapping(
+                v, f, grammar.one_of(("old", "new")), optional(grammar.machine_text)
+            ),
         ),
     )
+    for k, point in enumerate(found["time"]["points"]):
+        if point["cpu"] is not None:  # a point kept before CPUs were names none
+            _known(found["cpus"], "cpus")(point["cpu"], f"time.points[{k}].cpu")
+    return found
 
 
 def gate_run(path: Path) -> GateRun:
@@ -617,7 +645,7 @@ class ChainLink(TypedDict):
     env: str
     gate: str  # the machine whose kept gate run read the pairs
     raw: str  # the machine that read the release's figures
-    cpu: cpu.Identity  # the pairs'
+    cpus: dict[str, cpu.Identity]  # the CPUs its pairs were read on (each point names its)
     links: int  # since the history last read a release itself
     points: list[ChainPoint]
 
@@ -626,6 +654,8 @@ def _chain_point(value: Any, where: str) -> ChainPoint:
     point = _time_point(value, where)
     if point["ratio"] is None:
         raise Invalid(f"{where}.ratio", "missing: a chained point moves by its estimate")
+    if point["cpu"] is None:
+        raise Invalid(f"{where}.cpu", "missing: a chained point names the CPU of its pairs")
     data = grammar.obj(value, where)
     found = ChainPoint(
         **point,
@@ -642,16 +672,19 @@ def _chain_point(value: Any, where: str) -> ChainPoint:
 def check_chain_link(value: Any) -> ChainLink:
     data = grammar.obj(value, "")
     _format(data, formats.CHAIN)
-    return ChainLink(
+    found = ChainLink(
         release=field(data, "release", grammar.tag),
         before=field(data, "before", grammar.tag),
         env=field(data, "env", grammar.matching(grammar.ENVIRONMENT)),
         gate=field(data, "gate", grammar.machine),
         raw=field(data, "raw", grammar.machine),
-        cpu=field(data, "cpu", cpu_identity),
+        cpus=field(data, "cpus", cpus),
         links=field(data, "links", _count(1 << 20)),
         points=field(data, "points", lambda v, f: grammar.each(v, f, _chain_point)),
     )
+    for k, point in enumerate(found["points"]):
+        _known(found["cpus"], "cpus")(point["cpu"], f"points[{k}].cpu")
+    return found
 
 
 def chain_link(path: Path) -> ChainLink:

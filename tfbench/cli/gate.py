@@ -150,8 +150,9 @@ def run(args: argparse.Namespace) -> int:
         measured.switches
     )
     common.progress(f"measured in {measured.seconds:.0f} s{switch}; runs kept in {req.work}")
-    time = timing.summary(measured.timed, req.reader)
-    on = cpu.label(cpu.identity())
+    here = cpu.identity()
+    time = timing.summary(measured.timed, req.reader, dict.fromkeys(measured.timed, here["id"]))
+    on = cpu.label(here)
     if args.json:
         if line := verdict.time_line(time, on):
             common.progress(line)

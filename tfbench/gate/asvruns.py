@@ -108,9 +108,11 @@ def run_gate(request: Request, say: Say) -> GateResult:
         folded += rules.time_rows(measured.benchmarks, measured.timed)
         differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
         pair, results = (request.old, request.new), Path(request.conf.results_dir)
-        summary = timing.summary(measured.timed, request.reader)
+        here = cpu.identity()
+        read = dict.fromkeys(measured.timed, here["id"])
+        summary = timing.summary(measured.timed, request.reader, read)
         onednn = {"old": backend.onednn["A"], "new": backend.onednn["B"]}
-        read_on = {"cpu": cpu.identity(), "onednn": onednn}
+        read_on = {"cpus": {here["id"]: here}, "onednn": {here["id"]: onednn}}
         where = kept.write(results, request.machine, pair, summary, rows, differing, read_on)
     return GateResult(measured, rows, where)
 

@@ -2,8 +2,9 @@
 {"format": 2, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
 points named, every point's estimate), "rows": [each change, its evidence as data],
 "shifts": [each common-mode shift, with "rows": the points that differ from it]}
-(tfbench.gate.shifts), "cpu": the CPU it was read on (tfbench.cpu), "onednn": {side: the
-ISA its oneDNN detected}. Its readers read it back as untrusted input (tfbench.keptfiles)."""
+(tfbench.gate.shifts), "cpus": {id: a CPU that read it (tfbench.cpu)}, "onednn": {id: {side:
+the ISA its oneDNN detected}}; each time point names its CPU's id. Its readers read it back
+as untrusted input (tfbench.keptfiles)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def write(
     read_on: dict[str, Any] | None = None,
 ) -> Path:
     """The run's rows, each shift with the rows of the points that differ from it, and what
-    it was `read_on` ({"cpu": its identity, "onednn": each side's ISA})."""
+    it was `read_on` ({"cpus": {id: identity}, "onednn": {id: each side's ISA}})."""
     kept = path(results_dir, machine, pair)
     kept.parent.mkdir(parents=True, exist_ok=True)
     run = {

@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -321,10 +321,12 @@ def record(timed: dict[Point, verdict.Timed], reader: Reader, plant: float, path
     path.write_text(json.dumps(body, default=str))
 
 
-def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]:
+def summary(
+    timed: dict[Point, verdict.Timed], reader: Reader, cpu_of: Mapping[Point, str]
+) -> dict[str, Any]:
     """What the time reader did, as a kept gate run keeps it: how it read, how many points
     each answer holds, the unknown ones named and the change they may hide (no row is no
-    proof of no change)."""
+    proof of no change); each point's estimate, and the id of the CPU it was read on."""
     told = {p: t.verdict for p, t in timed.items() if t.skipped is None}
     answers = {p: v.answer for p, v in told.items()}
     unseen = sorted(  # under 8 pairs: none
@@ -349,6 +351,7 @@ def summary(timed: dict[Point, verdict.Timed], reader: Reader) -> dict[str, Any]
         "points": [
             {
                 "point": _name(p),
+                "cpu": cpu_of.get(p),
                 "answer": v.answer,
                 "ratio": v.ratio,
                 "low": v.low,

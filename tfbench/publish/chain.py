@@ -162,7 +162,8 @@ def chain(
     link = {
         formats.KEY: formats.CHAIN,
         **{"release": tag, "before": old, "env": env, "gate": gate, "raw": raw},
-        **{"cpu": run["cpu"], "links": links + 1, "points": points},
+        "cpus": {i: run["cpus"][i] for i in sorted({p["cpu"] for p in points})},
+        **{"links": links + 1, "points": points},
     }
     keptfiles.check_chain_link(json.loads(json.dumps(link)))  # as its reader will read it
     where = link_path(results_dir, history, new_commit, env)
@@ -190,7 +191,7 @@ def _gate_run(
         run = gate_kept.read(results_dir, gate, pair)
     except keptfiles.KeptFileError as e:
         raise ChainError(str(e)) from None
-    if run is None or run["cpu"] is None or not run["time"]["points"]:
+    if run is None or not run["cpus"] or not run["time"]["points"]:
         raise ChainError(f"the gate run of {gate} keeps no CPU or no time points: read it again")
     return gate, run
 
@@ -266,7 +267,8 @@ def read_on(
     by_cpu: dict[str, list[str]] = {}
     for tag in releases:
         if tag in chained:
-            by_cpu.setdefault(cpu.label(chained[tag]["cpu"]), []).append(tag)
+            on = "; ".join(map(cpu.label, chained[tag]["cpus"].values()))
+            by_cpu.setdefault(on, []).append(tag)
     return found + [(tags, f"chained by pairs read on {on}") for on, tags in by_cpu.items()]
 
 
@@ -274,7 +276,8 @@ def line(done: Chained, history: str, tag: str) -> str:
     """What was chained, in a line."""
     return (
         f"{tag} chained onto {history}: {done.moved} time point(s) moved from "
-        f"{before(tag)} by the pairs {done.gate}'s gate read on {cpu.named(done.run['cpu'])}; "
+        f"{before(tag)} by the pairs {done.gate}'s gate read on "
+        f"{'; '.join(map(cpu.label, done.run['cpus'].values()))}; "
         f"{len(done.unmoved)} with no chained figure; memory as {done.raw} read it; link "
         f"{done.links} since {history} last read a release itself"
     )

@@ -170,7 +170,7 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
             return None
         rows = [_checked(data, r) for r in run["rows"]]
         found = [_shift(data, s) for s in run["shifts"]]
-        on = cpu.named(run["cpu"])
+        on = "; ".join(map(cpu.label, run["cpus"].values())) or cpu.named(None)
         source = f"`tfbench gate` re-measured both ({time_line(run['time'], on)})"
     except KeptFileError as e:
         data.problems.append(str(e))
