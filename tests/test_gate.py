@@ -80,10 +80,10 @@ def test_a_time_row_moves_the_old_side_by_the_pairs_not_by_the_new_sides_median(
     point = ("m.C.time_step", ("'x'",))
     timed = verdict.Timed(point, 0.02, logs=[math.log(1.05) + i / 1e4 for i in range(8)])
     timed.readings = [(reply(a), reply(b)) for a, b in zip(old, new)]
-    (row,) = rules.time_rows(BENCH, {point: timed})
+    (row,) = rules.time_rows(BENCH, {point: timed}, {point: "cpu-x"})
     assert row.direction == "worse" and row.before == pytest.approx(2e-3)
     assert row.after == pytest.approx(row.before * timed.verdict.ratio) and row.after > row.before
-    assert row.evidence["after"] == row.after
+    assert row.evidence["after"] == row.after and row.evidence["cpu"] == "cpu-x"
 
 
 def test_memory_needs_ranges_apart_by_the_floor_not_a_ratio():

@@ -630,6 +630,112 @@ def gate_run(path: Path) -> GateRun:
     return _read(path, check_gate_run)
 
 
+# -- a shard of a gate (tfbench.gate.shards) ------------------------------------------------
+
+ShardPoint = tuple[str, tuple[str, ...]]  # (benchmark, asv's values)
+
+
+class GateShard(TypedDict):
+    pair: list[str]  # old, new: tags
+    shard: list[int]  # I, N
+    plant: float
+    reader: dict[str, Any]  # how the time reader read (tfbench.pairs.timing.Reader, its level)
+    seconds: float
+    units: list[tuple[str, str, tuple[str, ...]]]  # its share (tfbench.gate.shards.Unit)
+    cpus: dict[str, cpu.Identity]  # the one CPU that read it
+    onednn: dict[str, dict[str, str | None]]
+    before: list[tuple[ShardPoint, list[list[float]], list[str]]]  # point, runs, why missing
+    after: list[tuple[ShardPoint, list[list[float]], list[str]]]
+    times: list[ShardTime]
+
+
+def _values(value: Any, where: str) -> tuple[str, ...]:
+    return tuple(grammar.each(value, where, grammar.literal))
+
+
+def _readings(value: Any, where: str) -> tuple[ShardPoint, list[list[float]], list[str]]:
+    data = grammar.array(value, where)
+    if len(data) != 4:
+        raise Invalid(where, "not [benchmark, values, runs, missing]")
+    runs = grammar.each(data[2], f"{where}[2]", lambda v, f: grammar.each(v, f, grammar.number))
+    missing = grammar.each(data[3], f"{where}[3]", grammar.text)
+    return (grammar.dotted(data[0], f"{where}[0]"), _values(data[1], f"{where}[1]")), runs, missing
+
+
+ShardTime = tuple[ShardPoint, list[float], float | None, str | None]  # logs, before, why
+
+
+def _shard_time(value: Any, where: str) -> ShardTime:
+    data = grammar.array(value, where)
+    if len(data) != 3:
+        raise Invalid(where, "not [benchmark, values, pairs]")
+    read = grammar.obj(data[2], f"{where}[2]")
+    logs = field(read, "logs", lambda v, f: grammar.each(v, f, grammar.number), f"{where}[2]")
+    before = optional(_positive)(read.get("before"), f"{where}[2].before")
+    skipped = optional(grammar.text)(read.get("skipped"), f"{where}[2].skipped")
+    point = (grammar.dotted(data[0], f"{where}[0]"), _values(data[1], f"{where}[1]"))
+    return point, logs, before, skipped
+
+
+def _unit(value: Any, where: str) -> tuple[str, str, tuple[str, ...]]:
+    data = grammar.array(value, where)
+    if len(data) != 3:
+        raise Invalid(where, "not [kind, name, values]")
+    kind = grammar.one_of(("memory", "time"))(data[0], f"{where}[0]")
+    return kind, grammar.dotted(data[1], f"{where}[1]"), _values(data[2], f"{where}[2]")
+
+
+_READER = {
+    "design": grammar.one_of(("interleaved", "turns", "duet", "duet-unpinned")),
+    **dict.fromkeys(("margin", "seconds", "budget_s", "watch", "level"), _positive),
+    **dict.fromkeys(("first", "most"), _count(1 << 10, 1)),
+    "apart": grammar.boolean,
+}
+
+
+def check_gate_shard(value: Any) -> GateShard:
+    """A shard's every field of its form; read on one CPU, its oneDNN record that CPU's."""
+    data = grammar.obj(value, "")
+    _format(data, formats.GATE_SHARD)
+    pair = field(data, "pair", _pair_of(grammar.tag))
+    shard = field(data, "shard", _pair_of(_count(64, 1)))
+    if shard[0] > shard[1]:
+        raise Invalid("shard", f"{shard[0]} of {shard[1]}")
+    plant = field(data, "plant", grammar.number)
+    if not 0 <= plant < 1:
+        raise Invalid("plant", f"{plant!r} is no share of a step's work")
+    reader = field(data, "reader", grammar.obj)
+    read_on = field(data, "cpus", cpus)
+    if len(read_on) != 1:
+        raise Invalid("cpus", f"{len(read_on)} CPUs: a shard is read on one")
+    sides = field(data, "sides", grammar.obj)
+    return GateShard(
+        pair=pair,
+        shard=shard,
+        plant=plant,
+        reader={k: field(reader, k, check, "reader") for k, check in _READER.items()},
+        seconds=field(data, "seconds", grammar.number),
+        units=field(data, "units", lambda v, f: grammar.each(v, f, _unit)),
+        cpus=read_on,
+        onednn=grammar.mapping(
+            data.get("onednn", {}),
+            "onednn",
+            _known(read_on, "cpus"),
+            lambda v, f: grammar.mapping(
+                v, f, grammar.one_of(("old", "new")), optional(grammar.machine_text)
+            ),
+        ),
+        before=field(sides, "before", lambda v, f: grammar.each(v, f, _readings), "sides"),
+        after=field(sides, "after", lambda v, f: grammar.each(v, f, _readings), "sides"),
+        times=field(data, "times", lambda v, f: grammar.each(v, f, _shard_time)),
+    )
+
+
+def gate_shard(path: Path) -> GateShard:
+    """A kept shard of a gate (results/gate/<machine>/<old>-<new>.shard-I-of-N.json)."""
+    return _read(path, check_gate_shard)
+
+
 # -- a release chained onto a history (tfbench.publish.chain) --------------------------------
 
 

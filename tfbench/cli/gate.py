@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
+from tfbench.gate import shards
 from tfbench.pairs import timing
 
 if TYPE_CHECKING:
@@ -29,9 +30,19 @@ def add(sub: Subcommands) -> None:
         help="measure two releases in one session, interleaved, and list what changed "
         "(exit 1 when something got worse)",
     )
-    g.add_argument("old", help="the release to compare against, e.g. v2.20.0")
+    g.add_argument(
+        "old", help="the release to compare against, e.g. v2.20.0 (`merge OLD NEW`: join shards)"
+    )
     g.add_argument("new", help="the release compared, e.g. v2.21.0 (the same tag: A/A check)")
+    g.add_argument("merged", nargs="?", help=argparse.SUPPRESS)  # NEW of `merge OLD NEW`
     g.add_argument("--bench", "-b", help="regular expression of benchmarks, as asv run's")
+    g.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="read the I-th of N shares of the suite's points, balanced by their cost in the "
+        "kept runs, and keep its readings; `tfbench gate merge OLD NEW` joins the N "
+        "(docs/gate.md#shards)",
+    )
     g.add_argument("--machine", help="asv machine name (default: this host's)")
     g.add_argument(
         "--plant",
@@ -41,6 +52,25 @@ def add(sub: Subcommands) -> None:
         help="calibration: the new side's steps do this share more work (CPU-bound, "
         "e.g. 0.05); the run is not kept",
     )
+    _time_options(g)
+    shown = g.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the rows as JSON")
+    shown.add_argument(
+        "--markdown", action="store_true", help="print the rows as a Markdown table"
+    )
+    common.add_config(g)
+    common.add_environments(g)
+    g.add_argument(
+        "--interpreter",
+        type=Path,
+        help="one interpreter for both sides instead of the releases' environments "
+        "(for testing a suite whose changes follow the commit)",
+    )
+    g.set_defaults(run=run)
+
+
+def _time_options(g: argparse.ArgumentParser) -> None:
+    """How the time reader reads: --pairs, --time-budget, --reading."""
     g.add_argument(
         "--pairs",
         type=int,
@@ -63,20 +93,6 @@ def add(sub: Subcommands) -> None:
         help=f"time: a reading's timed calls, about (default {READER.seconds:g}; shorter is "
         "quicker and noisier: docs/validation/gate.md#time-turns)",
     )
-    shown = g.add_mutually_exclusive_group()
-    shown.add_argument("--json", action="store_true", help="print the rows as JSON")
-    shown.add_argument(
-        "--markdown", action="store_true", help="print the rows as a Markdown table"
-    )
-    common.add_config(g)
-    common.add_environments(g)
-    g.add_argument(
-        "--interpreter",
-        type=Path,
-        help="one interpreter for both sides instead of the releases' environments "
-        "(for testing a suite whose changes follow the commit)",
-    )
-    g.set_defaults(run=run)
 
 
 def request(args: argparse.Namespace) -> Request:
@@ -106,12 +122,30 @@ def request(args: argparse.Namespace) -> Request:
         raise common.BadInput(f"{config}: {e}") from None
     from tfbench.gate.asvruns import Request
 
-    old, new = (t if t.startswith("v") else f"v{t}" for t in (args.old, args.new))
+    old, new = _tags(args.old, args.new)
+    shard, share = _share(args, conf) if args.shard else (None, ())
+    bench = shards.pattern(share) if shard else args.bench
     return Request(
-        config, conf, old, new, machine, args.bench, common.flavour(args),
+        config, conf, old, new, machine, bench, common.flavour(args),
         env_root=args.env_dir, python=args.interpreter, python_version=common.python(args),
-        plant=args.plant, reader=reader,
+        plant=args.plant, reader=reader, shard=shard, units=tuple(share),
     )  # fmt: skip
+
+
+def _tags(old: str, new: str) -> tuple[str, str]:
+    """Releases as the history tags them (2.21.0 -> v2.21.0)."""
+    return tuple(t if t.startswith("v") else f"v{t}" for t in (old, new))  # type: ignore[return-value]
+
+
+def _share(args: argparse.Namespace, conf) -> tuple[tuple[int, int], list]:
+    """--shard I/N: its share of the plan every runner makes alike from the kept files."""
+    found = re.fullmatch(r"(\d{1,2})/(\d{1,2})", args.shard)
+    if not found or not 1 <= int(found[1]) <= int(found[2]):
+        raise common.BadInput(f"--shard takes I/N, 1 <= I <= N <= 99: {args.shard!r}")
+    if args.bench:
+        raise common.BadInput("--shard reads its share of the whole suite: no --bench with it")
+    i, n = int(found[1]), int(found[2])
+    return (i, n), shards.plan(shards.kept_costs(conf), n)[i - 1]
 
 
 def time_reader(args: argparse.Namespace) -> timing.Reader:
@@ -135,6 +169,10 @@ def run(args: argparse.Namespace) -> int:
     from tfbench.gate import asvruns, session
     from tfbench.pairs import timing, verdict
 
+    if args.old == "merge":
+        return merge(args)
+    if args.merged:
+        raise common.BadInput(f"unexpected {args.merged!r}: tfbench gate OLD NEW")
     req = request(args)
     try:
         outcome = asvruns.run_gate(req, common.progress)
@@ -162,3 +200,46 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(output.gate(outcome.rows, req.old, req.new, time, on))
     return 1 if any(r.direction == "worse" for r in outcome.rows) else 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """`tfbench gate merge OLD NEW`: the pair's kept shards joined into one gate, kept as a
+    whole gate's run under --machine (a planted one is printed, not kept)."""
+    from asv.benchmarks import Benchmarks
+    from asv.machine import Machine
+    from asv.util import UserError
+
+    from tfbench.gate import kept
+    from tfbench.history.asvconf import load_config
+
+    if not args.merged:
+        raise common.BadInput("tfbench gate merge OLD NEW: two releases")
+    config = common.config(args)
+    machine = common.machine(args.machine or Machine.get_unique_machine_name())
+    try:
+        conf = load_config(config)
+        benchmarks = dict(Benchmarks.load(conf))
+    except (ValueError, OSError, UserError) as e:
+        raise common.BadInput(f"{config}: {e}") from None
+    old, new = _tags(args.new, args.merged)
+    results = Path(conf.results_dir)
+    try:
+        joined = shards.merge(results, (old, new), args.plant, benchmarks)
+    except shards.ShardError as e:
+        raise common.BadInput(str(e)) from None
+    for shard, seconds in joined.seconds.items():
+        common.progress(f"{shard}: read in {seconds:.0f} s")
+    if not joined.plant:
+        where = kept.write(
+            results, machine, (old, new), joined.summary, joined.rows,
+            joined.differing, joined.read_on,
+        )  # fmt: skip
+        common.progress(f"kept in {where}")
+    on = "; ".join(f"cpu {i}" for i in joined.read_on["cpus"])
+    if args.json:
+        print(json.dumps([r.as_json() for r in joined.rows], indent=2))
+    elif args.markdown:
+        print(output.gate_markdown(joined.rows, old, new, joined.summary, on), end="")
+    else:
+        print(output.gate(joined.rows, old, new, joined.summary, on))
+    return 1 if any(r.direction == "worse" for r in joined.rows) else 0

@@ -27,7 +27,7 @@ from pathlib import Path
 from asv.config import Config
 
 from tfbench import cpu, keptfiles, probes
-from tfbench.gate import kept, readings, rules, shifts
+from tfbench.gate import kept, readings, rules, shards
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
 from tfbench.history import envs, pythons, repo
@@ -65,6 +65,8 @@ class Request:
     python: Path | None = None  # one interpreter for both sides (the gate's own tests)
     plant: float = 0.0  # the new side's steps do this share more work (calibration): not kept
     reader: timing.Reader = timing.Reader()  # how the time reader reads
+    shard: tuple[int, int] | None = None  # I of N: `bench` is its share, its readings kept
+    units: tuple[shards.Unit, ...] = ()  # the shard's share
 
     @property
     def work(self) -> Path:
@@ -99,20 +101,19 @@ def run_gate(request: Request, say: Say) -> GateResult:
     measured = session.measure()
     if measured.timed:
         timing.record(measured.timed, request.reader, request.plant, request.work / "time.json")
-    rows = rules.compare(measured.benchmarks, measured.before, measured.after)
-    rows += rules.time_rows(measured.benchmarks, measured.timed)
-    rows.sort(key=lambda r: (rules.DIRECTIONS.index(r.direction), r.name))
+    here = cpu.identity()
+    read = dict.fromkeys(measured.timed, here["id"])
+    rows, differing = kept.conclude(
+        measured.benchmarks, measured.before, measured.after, measured.timed, read
+    )
+    pair, results = (request.old, request.new), Path(request.conf.results_dir)
+    onednn = {"old": backend.onednn["A"], "new": backend.onednn["B"]}
+    read_on = {"cpus": {here["id"]: here}, "onednn": {here["id"]: onednn}}
     where = None
-    if not request.bench and not request.plant:
-        found, folded = shifts.common_shifts(measured.benchmarks, measured.before, measured.after)
-        folded += rules.time_rows(measured.benchmarks, measured.timed)
-        differing = [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
-        pair, results = (request.old, request.new), Path(request.conf.results_dir)
-        here = cpu.identity()
-        read = dict.fromkeys(measured.timed, here["id"])
+    if request.shard:
+        where = shards.write(results, request, measured, read_on)
+    elif not request.bench and not request.plant:
         summary = timing.summary(measured.timed, request.reader, read)
-        onednn = {"old": backend.onednn["A"], "new": backend.onednn["B"]}
-        read_on = {"cpus": {here["id"]: here}, "onednn": {here["id"]: onednn}}
         where = kept.write(results, request.machine, pair, summary, rows, differing, read_on)
     return GateResult(measured, rows, where)
 

@@ -9,19 +9,44 @@ as untrusted input (tfbench.keptfiles)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tfbench import figures, formats, keptfiles
+from tfbench.gate import rules, shifts
+from tfbench.gate.readings import Point, Side
 from tfbench.gate.rules import Change
 from tfbench.gate.shifts import Shift
+from tfbench.pairs.verdict import Timed
 
 FOLDER = "gate"
 
 
 def path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
     return results_dir / FOLDER / machine / f"{pair[0]}-{pair[1]}.json"
+
+
+Differing = list[tuple[Shift, list[Change]]]  # each common shift, the rows that differ from it
+
+
+def conclude(
+    benchmarks: dict[str, dict],
+    before: Side,
+    after: Side,
+    timed: dict[Point, Timed],
+    cpu_of: Mapping[Point, str],
+) -> tuple[list[Change], Differing]:
+    """What changed between two sides' readings, by the gate's rules (worse first), and
+    the common shifts with the rows of the points that differ from them: one whole gate's
+    conclusion, or its shards' joined (tfbench.gate.shards). `cpu_of`: each time point's
+    CPU id."""
+    times = rules.time_rows(benchmarks, timed, cpu_of)
+    rows = rules.compare(benchmarks, before, after) + times
+    rows.sort(key=lambda r: (rules.DIRECTIONS.index(r.direction), r.name))
+    found, folded = shifts.common_shifts(benchmarks, before, after)
+    folded += times
+    return rows, [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
 
 
 def write(

@@ -21,11 +21,11 @@ from __future__ import annotations
 import ast
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tfbench import cpu, figures
+from tfbench import figures
 from tfbench.gate.readings import Point, Side, pooled
 from tfbench.keptfiles import DIRECTIONS
 from tfbench.pairs import verdict
@@ -262,7 +262,9 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
     return sorted(_rss_only(rows, a, b), key=lambda r: (DIRECTIONS.index(r.direction), r.name))
 
 
-def time_rows(benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed]) -> list[Change]:
+def time_rows(
+    benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed], cpu_of: Mapping[Point, str]
+) -> list[Change]:
     """The time reader's DIFFERENT points as rows: before the old side's median reading,
     after that moved by the pairs' estimate, the evidence its verdict. The new side's own
     median is not shown: its readings met the machine at other speeds than the old side's,
@@ -272,11 +274,13 @@ def time_rows(benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed]) ->
         bench, found = benchmarks.get(point[0]), read.verdict
         if bench is None or found.answer != verdict.DIFFERENT or found.ratio is None:
             continue
-        before = statistics.median(verdict.reading(pair[0]["blocks"]) for pair in read.readings)
+        before = read.before
+        if before is None:
+            continue
         after = before * found.ratio
         evidence = {"rule": "time", "ratio": found.ratio, "low": found.low, "high": found.high}
         evidence |= {"pairs": found.pairs, "margin": read.margin, "level": found.level}
-        evidence["cpu"] = cpu.identity()["id"]  # a time change is a fact about one CPU
+        evidence["cpu"] = cpu_of[point]  # a time change is a fact about one CPU
         evidence["before"] = before
         evidence["after"] = after
         rows.append(
