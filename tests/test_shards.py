@@ -135,6 +135,30 @@ def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp
     assert keptfiles.gate_run(found)["cpus"].keys() == {HERE["id"], OTHER["id"]}
 
 
+def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(tmp_path):
+    """asv's results of a shard's runs hold the suite's every point, the unread ones too:
+    a shard keeps only its share's readings, and one holding another's would overwrite it."""
+    plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 2)
+    other = next(u for u in plan[1] if u[0] == shards.MEMORY)[2]  # the other share's
+    unread = Side()
+    unread.add(("m.CCosts.track_leak", other), None, "not selected")
+    measured = _measured(plan[0], True)
+    measured.before.missing |= unread.missing
+    request = Request(
+        None, None, "v2.21.0", "v2.22.0rc0", "a", "", shard=(1, 2), units=tuple(plan[0])
+    )  # type: ignore[arg-type]
+    read_on = {"cpus": {HERE["id"]: HERE}, "onednn": {}}
+    where = shards.write(tmp_path, request, measured, read_on)
+    kept_points = {p for p, *_ in keptfiles.gate_shard(where)["before"]}
+    assert kept_points and all(shards.unit_of(p) in plan[0] for p in kept_points)
+    data = json.loads(where.read_text())
+    data["sides"]["before"].append(["m.CCosts.track_leak", list(other), [], ["x"]])
+    where.write_text(json.dumps(data))
+    _keep(tmp_path, plan[1], (2, 2), "b", HERE)
+    with pytest.raises(shards.ShardError, match="holds readings of m.CCosts.track_leak"):
+        shards.merge(tmp_path, ("v2.21.0", "v2.22.0rc0"), 0.0, SUITE)
+
+
 @pytest.mark.parametrize("wrong", ["missing", "twice", "reader", "count"])
 def test_shards_that_do_not_make_one_gate_are_refused_naming_why(tmp_path, wrong):
     plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 3)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from tfbench import formats, keptfiles, probes
 from tfbench.gate import kept, rules
-from tfbench.gate.readings import Side
+from tfbench.gate.readings import Point, Side
 from tfbench.pairs import timing, verdict
 
 if TYPE_CHECKING:  # asvruns imports this module
@@ -131,9 +131,16 @@ def path(results_dir: Path, machine: str, pair: tuple[str, str], plant: float, s
     return results_dir / kept.FOLDER / machine / name
 
 
-def _side(side: Side) -> list[list[Any]]:
-    """A side's every reading: [benchmark, values, runs, why missing] a point."""
-    points = sorted(set(side.runs) | set(side.missing))
+def unit_of(point: Point) -> Unit:
+    """The unit a reading of a memory benchmark belongs to: its family's grid point."""
+    found = probes.GridPoint(*point)
+    return (MEMORY, found.family, found.combo)
+
+
+def _side(side: Side, share: set[Unit]) -> list[list[Any]]:
+    """A side's every reading of the share's points: [benchmark, values, runs, why missing]
+    a point (asv's results hold the points of the rest too, unread)."""
+    points = sorted(p for p in set(side.runs) | set(side.missing) if unit_of(p) in share)
     return [
         [b, list(c), side.runs.get((b, c), []), side.missing.get((b, c), [])] for b, c in points
     ]
@@ -153,7 +160,10 @@ def write(results_dir: Path, request: Request, measured: Measured, read_on: dict
         "seconds": measured.seconds,
         "units": [[kind, name, list(combo)] for kind, name, combo in request.units],
         **read_on,
-        "sides": {"before": _side(measured.before), "after": _side(measured.after)},
+        "sides": {
+            "before": _side(measured.before, set(request.units)),
+            "after": _side(measured.after, set(request.units)),
+        },
         "times": [
             [b, list(c), {"logs": t.logs, "before": t.before, "skipped": t.skipped}]
             for (b, c), t in sorted(measured.timed.items())
@@ -235,6 +245,13 @@ def _whole(paths: list[Path], read: list[keptfiles.GateShard], benchmarks: dict)
         raise ShardError(f"shards {shown}: not 1 to N of one N, each once")
     if len(readers) != 1:
         raise ShardError("the shards were read by readers set another way (their `reader`)")
+    for where, shard in zip(paths, read):
+        share = set(shard["units"])
+        outside = [p for p, _, _ in shard["before"] + shard["after"] if unit_of(p) not in share]
+        outside += [p for p, *_ in shard["times"] if (TIME, *p) not in share]
+        if outside:
+            name, combo = outside[0]
+            raise ShardError(f"{where}: holds readings of {name}({', '.join(combo)}), not its own")
     held = [u for s in read for u in s["units"]]
     twice = sorted({u for u in held if held.count(u) > 1})
     missing = sorted(set(units(benchmarks)) - set(held))
