@@ -119,9 +119,11 @@ ALLOWED = {
         "versions",
         "nightly",
         "cli",
-        "__main__",
+        "faults",
     },
-    "__main__": {"__main__", "cli"},
+    # the handler of faults and interrupts: the console script and the CLI both import it
+    "faults": {"faults"},
+    "__main__": {"__main__", "cli", "faults"},
 }
 ALLOWED["cpu"] = {"cpu"}  # the CPU a figure is read on: the standard library alone
 for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):

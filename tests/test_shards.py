@@ -39,13 +39,32 @@ def test_every_runner_plans_alike_disjoint_shares_that_cover_the_suite_balanced(
     units = shards.units(SUITE)
     assert len([u for u in units if u[0] == shards.TIME]) == 6  # no GPU time point
     assert len([u for u in units if u[0] == shards.MEMORY]) == 12  # a family's every point
-    costs = {u: 1.0 + k % 5 for k, u in enumerate(units)}
+    costs = {u: shards.Cost(1.0 + k % 5) for k, u in enumerate(units)}
     plan = shards.plan(costs, 4)
     assert plan == shards.plan(dict(reversed(list(costs.items()))), 4)  # order does not matter
     held = [u for share in plan for u in share]
     assert sorted(held) == units and len(set(held)) == len(held)
-    loads = [sum(costs[u] for u in share) for share in plan]
-    assert max(loads) - min(loads) <= max(costs.values())  # no share heavier by a unit more
+    loads = [sum(costs[u].seconds for u in share) for share in plan]
+    assert max(loads) - min(loads) <= max(c.seconds for c in costs.values())
+
+
+def test_a_share_that_reads_long_pays_for_its_passes():
+    """A share's pass over its points renews their servers: the share holding a point read
+    to 50 pairs pays 50 passes, and so takes fewer other points than their seconds alone
+    would give it (ignoring the passes, it would take 9 of the 20)."""
+    units = [u for u in shards.units(SUITE)]
+    long, short = units[0], units[1:21]
+    costs = {long: shards.Cost(10.0, 50)} | {u: shards.Cost(5.0, 8) for u in short}
+    plan = shards.plan(costs, 2)
+    mine, other = (plan[0], plan[1]) if long in plan[0] else (plan[1], plan[0])
+    assert 1 <= len(mine) - 1 <= 4 < len(other)
+
+    def span(share):
+        return sum(costs[u].seconds for u in share) + shards.PASS_S * max(
+            costs[u].passes for u in share
+        )
+
+    assert abs(span(mine) - span(other)) <= 5.0 + shards.PASS_S * 8
 
 
 def test_a_share_selects_exactly_its_points_as_asv_selects():
@@ -70,14 +89,18 @@ def test_costs_come_from_the_kept_pairs_and_probe_calls():
     point = "m.C.time_step('b', 'CPU')"
     run = {"time": {"points": [{"point": point, "pairs": 30}]}}
     probed = {"CCosts": {"c|CPU": [{"status": "ok", "iterations": 90, "warmup_run": 10,
-                                     "seconds_per_iteration": 0.1}]}}  # fmt: skip
+                                     "seconds_per_iteration": 0.2}]}}  # fmt: skip
     costs = shards.costs(units, [run], [probed])
-    assert costs[(shards.TIME, "m.C.time_step", ("'b'", "'CPU'"))] == 30 * shards.PAIR_S
-    assert costs[(shards.TIME, "m.C.time_step", ("'a'", "'CPU'"))] == shards.PAIR_S  # unread
-    assert costs[(shards.MEMORY, "m.C", ("'c'", "'CPU'"))] == pytest.approx(shards.POINT_S + 10)
-    assert costs[(shards.MEMORY, "m.C", ("'a'", "'CPU'"))] == shards.POINT_S
+    fast = 2 * 0.5 + shards.PAIR_S  # two 0.5 s readings
+    assert costs[(shards.TIME, "m.C.time_step", ("'b'", "'CPU'"))] == shards.Cost(30 * fast, 30)
+    assert costs[(shards.TIME, "m.C.time_step", ("'a'", "'CPU'"))] == shards.Cost(fast, 1)
+    slow = 2 * 5 * 0.2 + shards.PAIR_S  # a 0.2 s step: 5 blocks of one call a reading
+    assert costs[(shards.TIME, "m.C.time_step", ("'c'", "'CPU'"))] == shards.Cost(slow, 1)
+    memory = costs[(shards.MEMORY, "m.C", ("'c'", "'CPU'"))]
+    assert memory.seconds == pytest.approx(shards.POINT_S + 20) and memory.passes == 0
+    assert costs[(shards.MEMORY, "m.C", ("'a'", "'CPU'"))] == shards.Cost(shards.POINT_S)
     unread = shards.costs(units, [], [])
-    assert unread[(shards.TIME, "m.C.time_step", ("'a'", "'CPU'"))] == 8 * shards.PAIR_S
+    assert unread[(shards.TIME, "m.C.time_step", ("'a'", "'CPU'"))] == shards.Cost(8 * fast, 8)
 
 
 def _measured(share: list, apart: bool) -> Measured:
@@ -111,7 +134,7 @@ def _keep(results, share, shard, machine, identity, plant=0.0, reader=None):
 
 def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp_path):
     units = shards.units(SUITE)
-    plan = shards.plan({u: 1.0 for u in units}, 2)
+    plan = shards.plan({u: shards.Cost(1.0) for u in units}, 2)
     for k, (share, (machine, identity)) in enumerate(
         zip(plan, [("runner-a", HERE), ("runner-b", OTHER)]), 1
     ):
@@ -138,7 +161,7 @@ def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp
 def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(tmp_path):
     """asv's results of a shard's runs hold the suite's every point, the unread ones too:
     a shard keeps only its share's readings, and one holding another's would overwrite it."""
-    plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 2)
+    plan = shards.plan({u: shards.Cost(1.0) for u in shards.units(SUITE)}, 2)
     other = next(u for u in plan[1] if u[0] == shards.MEMORY)[2]  # the other share's
     unread = Side()
     unread.add(("m.CCosts.track_leak", other), None, "not selected")
@@ -161,7 +184,7 @@ def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(
 
 @pytest.mark.parametrize("wrong", ["missing", "twice", "reader", "count"])
 def test_shards_that_do_not_make_one_gate_are_refused_naming_why(tmp_path, wrong):
-    plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 3)
+    plan = shards.plan({u: shards.Cost(1.0) for u in shards.units(SUITE)}, 3)
     _keep(tmp_path, plan[0], (1, 3), "runner-a", HERE)
     _keep(tmp_path, plan[1], (2, 3), "runner-b", HERE)
     third = {
@@ -184,7 +207,7 @@ def test_shards_that_do_not_make_one_gate_are_refused_naming_why(tmp_path, wrong
 
 
 def test_a_planted_gate_in_shards_is_joined_apart_from_the_pair_and_not_kept(tmp_path):
-    plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 1)
+    plan = shards.plan({u: shards.Cost(1.0) for u in shards.units(SUITE)}, 1)
     _keep(tmp_path, plan[0], (1, 1), "runner-a", HERE, plant=0.05)
     with pytest.raises(shards.ShardError, match="no shard of v2.21.0"):
         shards.merge(tmp_path, ("v2.21.0", "v2.22.0rc0"), 0.0, SUITE)
@@ -203,7 +226,7 @@ def test_a_planted_gate_in_shards_is_joined_apart_from_the_pair_and_not_kept(tmp
     ],
 )
 def test_a_kept_shard_not_of_its_form_is_refused_naming_its_field(tmp_path, edit, field):
-    plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 1)
+    plan = shards.plan({u: shards.Cost(1.0) for u in shards.units(SUITE)}, 1)
     data = json.loads(_keep(tmp_path, plan[0], (1, 1), "runner-a", HERE).read_text())
     edit(data)
     with pytest.raises(keptfiles.Invalid) as refused:
@@ -213,7 +236,7 @@ def test_a_kept_shard_not_of_its_form_is_refused_naming_its_field(tmp_path, edit
 
 def test_the_command_merges_the_kept_shards_and_keeps_one_gate(tmp_path, capsys):
     results = tmp_path / "results"
-    plan = shards.plan({u: 1.0 for u in shards.units(SUITE)}, 2)
+    plan = shards.plan({u: shards.Cost(1.0) for u in shards.units(SUITE)}, 2)
     for k, share in enumerate(plan, 1):
         _keep(results, share, (k, 2), f"runner-{k}", HERE)
     described = {name: dict(spec, name=name) for name, spec in SUITE.items()}

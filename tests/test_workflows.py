@@ -59,12 +59,14 @@ def test_the_tracking_jobs_are_project_commands():
     ):
         assert command in plan
     assert ".ci/measure" in _runs(jobs["measure"])
-    assert "tfbench gate $PAIR" in _runs(jobs["gate"]) and "--markdown" in _runs(jobs["gate"])
+    # the gate in four shards on four runners, joined by one job (docs/gate.md#shards)
+    assert 'tfbench gate $PAIR --shard "$SHARD/4"' in _runs(jobs["gate"])
+    assert jobs["gate"]["strategy"]["matrix"]["shard"] == [1, 2, 3, 4]
+    merged = _runs(jobs["gate-merge"])
+    assert 'tfbench gate merge $PAIR --machine "$CPU_MACHINE" --markdown' in merged
+    assert "gate" in jobs["gate-merge"]["needs"] and "gate-merge" in jobs["upstream"]["needs"]
     assert ".ci/publish artifacts" in _runs(jobs["publish"])
-    assert '.ci/upstream "$PAIR" "$GATE_MACHINE"' in _runs(jobs["upstream"])
-    assert jobs["upstream"]["steps"][-2]["env"]["GATE_MACHINE"] == (
-        "${{ needs.gate.outputs.machine }}"
-    )
+    assert '.ci/upstream "$PAIR" "$CPU_MACHINE"' in _runs(jobs["upstream"])  # the merged gate
     # one machine name, one CPU: every runner that measures names its machine by its CPU id
     for job in ("measure", "pythons", "gate"):
         assert '-$(.venv/bin/tfbench cpu --id)"' in _runs(jobs[job]), job

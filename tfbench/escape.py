@@ -15,13 +15,18 @@ _SPECIAL = re.compile(r"([\\`*\[\]|#~@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 # what makes a line a block when it starts one: a list item's marker, a setext underline
 _LINE_START = re.compile(r"^(\s*(?:\d{1,9})?)([-+.)=])(?=\s|$|[-=]+\s*$)")
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp)(:)|\b(www)(\.)")
-_BREAKS = re.compile(r"[\r\n\t\f\v\x00-\x08\x0e-\x1f\x7f\u2028\u2029\x85]+")
+_BREAKS = re.compile(r"[\r\n\t\f\v\u2028\u2029\x85]+")
+# characters a terminal acts on or that reorder what follows (bidi controls): shown as \uXXXX
+_HIDDEN = re.compile(
+    r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
 
 
 def plain(text: str) -> str:
-    """Untrusted text as one line of plain text (a terminal's): line breaks and control
-    characters (a terminal's escape sequences) as one space."""
-    return _BREAKS.sub(" ", text)
+    """Untrusted text as one line of plain text (a terminal's): line breaks as one space,
+    control characters (a terminal's escape sequences) and bidi controls made visible as
+    their code points (\u001b, \u202e)."""
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m[0]):04x}", _BREAKS.sub(" ", text))
 
 
 def markdown(text: str) -> str:

@@ -11,6 +11,7 @@ GATE_RUN = 2  # results/gate/<machine>/<old>-<new>.json (2: evidence as data, ti
 EXPLAINED = 1  # results/explain/<machine>/<tag>.json
 BISECTION = 1  # results/upstream/<machine>/<slug>/bisect.json
 GATE_SHARD = 1  # results/gate/<machine>/<old>-<new>[.plant-S].shard-I-of-N.json: its readings
+CALIBRATION = 1  # results/calibration/<cpu id>/<old>-<new>[.plant-S].json: an A/A or planted gate
 CHAIN = 1  # results/chain/<history>/<commit>-<env>.json: a release chained onto a history
 NIGHTLY = 1  # results/nightly/<machine>/<nightly version>.json: a build the watch read
 VERSIONS = 1  # benchmarks/versions.json

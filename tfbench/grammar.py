@@ -5,6 +5,7 @@ the field that holds it."""
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Callable
@@ -85,7 +86,26 @@ package = matching(PACKAGE)
 pin_change = matching(PIN_CHANGE)
 git_version = matching(GIT_VERSION)
 compare_url = matching(COMPARE_URL)
-uploaded = matching(UPLOADED)
+_uploaded = matching(UPLOADED)
+# the window an upload time may lie in: tf-nightly began after it; and not in the future (a
+# build from a future day would hold the nightly watch's window shut)
+FIRST_UPLOAD = datetime.datetime(2015, 1, 1, tzinfo=datetime.UTC)
+FUTURE = datetime.timedelta(days=1)
+
+
+def uploaded(value: Any, field: str) -> str:
+    """An upload time: ISO 8601 of its form, a real moment, within the window."""
+    stamp = _uploaded(value, field)
+    try:
+        moment = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        raise Invalid(field, f"{stamp!r} is no moment") from None
+    latest = datetime.datetime.now(datetime.UTC) + FUTURE
+    if not FIRST_UPLOAD <= moment <= latest:
+        raise Invalid(field, f"{stamp!r} lies outside {FIRST_UPLOAD:%Y}-now")
+    return stamp
+
+
 machine = matching(MACHINE)
 machine_text = matching(MACHINE_TEXT)
 slug = matching(SLUG)
@@ -104,17 +124,31 @@ def text(value: Any, field: str) -> str:
     return value
 
 
+NUMBER_LIMIT = 1e18  # beyond any figure, count or size tfbench keeps
+
+
 def number(value: Any, field: str) -> float:
-    """A finite JSON number (a bool is not one)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise Invalid(field, f"{value!r} is not a finite number")
+    """A finite JSON number within NUMBER_LIMIT either way (a bool is not one; an integer
+    of 400 digits is none a float can hold)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise Invalid(field, f"{_shown(value)} is not a finite number")
+    if not -NUMBER_LIMIT <= value <= NUMBER_LIMIT or not math.isfinite(value):
+        raise Invalid(field, f"{_shown(value)} is not a finite number within ±1e18")
     return value
+
+
+def _shown(value: Any) -> str:
+    """A value in a message, at most 80 characters (a 400-digit integer is not repr'd)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > NUMBER_LIMIT:
+        return "an integer beyond 1e18"
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def integer(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise Invalid(field, f"{value!r} is not an integer")
-    return value
+        raise Invalid(field, f"{_shown(value)} is not an integer")
+    return int(number(value, field))
 
 
 def boolean(value: Any, field: str) -> bool:

@@ -10,10 +10,14 @@ KeptFileError naming the file and the field; no reader sees half of one.
 
 from __future__ import annotations
 
+import datetime
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
+
+from packaging.version import Version
 
 from tfbench import cpu, figures, formats, grammar, scenarios
 from tfbench.grammar import Invalid, field, optional
@@ -46,6 +50,8 @@ def load(path: Path) -> Any:
         return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
     except (OSError, UnicodeDecodeError) as e:
         raise KeptFileError(path, f"unreadable ({e})") from None
+    except RecursionError:
+        raise KeptFileError(path, "not JSON (nested too deep)") from None
     except ValueError as e:
         if isinstance(e, KeptFileError):
             raise
@@ -215,6 +221,26 @@ class Compared(TypedDict):
     skipped: str | None
 
 
+class Elsewhere(TypedDict):
+    cpu: str  # the CPU a gate read it on, as the report names it
+    answer: str
+    ratio: float | None
+    low: float | None
+    high: float | None
+
+
+def _elsewhere(value: Any, where: str) -> Elsewhere:
+    data = grammar.obj(value, where)
+    ratio, low, high = _estimate(data, where)
+    return Elsewhere(
+        cpu=field(data, "cpu", grammar.machine_text, where),
+        answer=field(data, "answer", grammar.one_of((*ANSWERS[:3], "no row")), where),
+        ratio=ratio,
+        low=low,
+        high=high,
+    )
+
+
 class Bisection(TypedDict):
     target: dict[str, Any]  # {scenario, params} (a catalog's) or {file, function}: a name
     metric: str
@@ -236,6 +262,7 @@ class Bisection(TypedDict):
     repro: dict[str, str]  # nightly version -> what repro.py printed there
     limits: Limits
     seconds: float
+    elsewhere: list[Elsewhere]  # a time point's gate verdicts on each CPU (absent before)
 
 
 def target(value: Any, where: str = "target") -> dict[str, Any]:
@@ -299,14 +326,14 @@ def _limits(value: Any, where: str) -> Limits:
 
 def _compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compared:
     data = grammar.obj(value, where)
-    figure = optional(grammar.number)
+    ratio, low, high = _estimate(data, where)
     return Compared(
         old=field(data, "old", build, where),
         new=field(data, "new", build, where),
         answer=field(data, "answer", grammar.one_of(ANSWERS), where),
-        ratio=figure(data.get("ratio"), f"{where}.ratio"),
-        low=figure(data.get("low"), f"{where}.low"),
-        high=figure(data.get("high"), f"{where}.high"),
+        ratio=ratio,
+        low=low,
+        high=high,
         pairs=field(data, "pairs", grammar.integer, where),
         margin=field(data, "margin", grammar.number, where),
         level=_level(data, where),
@@ -355,6 +382,7 @@ def check_bisection(value: Any) -> Bisection:
         repro=field(data, "repro", by_build(grammar.text)),
         limits=field(data, "limits", _limits),
         seconds=field(data, "seconds", grammar.number),
+        elsewhere=grammar.each(data.get("elsewhere", []), "elsewhere", _elsewhere),
     )
 
 
@@ -393,9 +421,13 @@ def check_nightly_build(value: Any) -> NightlyBuild:
     for k, t in enumerate(times):
         if t["new"] != build["version"]:
             raise Invalid(f"times[{k}].new", f"{t['new']!r} is not the build read")
+    before = optional(grammar.nightly)(data.get("before"), "before")
+    if before is not None and Version(before) >= Version(build["version"]):
+        # a build points back to an older one only: the walks over neighbours end
+        raise Invalid("before", f"{before!r} is not older than {build['version']!r}")
     return NightlyBuild(
         build=build,
-        before=optional(grammar.nightly)(data.get("before"), "before"),
+        before=before,
         readings=field(
             data, "readings", lambda v, f: grammar.mapping(v, f, grammar.identifier, _records)
         ),
@@ -545,16 +577,23 @@ def _positive(value: Any, where: str) -> float:
     return found
 
 
+def _estimate(data: dict[str, Any], where: str) -> tuple[Any, Any, Any]:
+    """A ratio and its interval (new over old): all three above 0, the ratio within the
+    interval, or none of the three."""
+    found = [optional(_positive)(data.get(k), f"{where}.{k}") for k in ("ratio", "low", "high")]
+    ratio, low, high = found
+    if any(f is None for f in found) and any(f is not None for f in found):
+        raise Invalid(where, "an estimate without its interval, or an interval without it")
+    if ratio is not None and not low <= ratio <= high:
+        raise Invalid(f"{where}.ratio", f"{ratio!r} lies outside its interval")
+    return ratio, low, high
+
+
 def _time_point(value: Any, where: str) -> TimePoint:
     """A gate's time point (tfbench.pairs.timing.summary): an estimate within its interval,
     or none of the three."""
     data = grammar.obj(value, where)
-    figures_ = [optional(_positive)(data.get(k), f"{where}.{k}") for k in ("ratio", "low", "high")]
-    ratio, low, high = figures_
-    if any(f is None for f in figures_) and any(f is not None for f in figures_):
-        raise Invalid(where, "an estimate without its interval, or an interval without it")
-    if ratio is not None and not low <= ratio <= high:
-        raise Invalid(f"{where}.ratio", f"{ratio!r} lies outside its interval")
+    ratio, low, high = _estimate(data, where)
     return TimePoint(
         point=field(data, "point", grammar.point, where),
         cpu=optional(grammar.matching(cpu.ID))(data.get("cpu"), f"{where}.cpu"),
@@ -628,6 +667,58 @@ def check_gate_run(value: Any) -> GateRun:
 def gate_run(path: Path) -> GateRun:
     """A kept gate run (results/gate/<machine>/<old>-<new>.json)."""
     return _read(path, check_gate_run)
+
+
+# -- the time reader's calibration on one CPU (tfbench.gate.calibration) --------------------
+
+
+class Calibration(TypedDict):
+    kind: str  # aa, plant
+    plant: float
+    pair: list[str]
+    date: str
+    cpu: cpu.Identity
+    points: int  # time points read on it
+    worse: int  # time rows: an A/A's false; a plant's found
+    better: int
+    memory_rows: int  # of the whole gate: an A/A's false
+    seconds: float  # the gate's
+
+
+def check_calibration(value: Any) -> Calibration:
+    data = grammar.obj(value, "")
+    _format(data, formats.CALIBRATION)
+    kind = field(data, "kind", grammar.one_of(("aa", "plant")))
+    plant = field(data, "plant", grammar.number)
+    if (kind == "plant") != (0 < plant < 1):
+        raise Invalid("plant", f"{plant!r} for a calibration of kind {kind}")
+    date = field(data, "date", grammar.matching(re.compile(r"\d{4}-\d{2}-\d{2}")))
+    try:
+        datetime.date.fromisoformat(date)
+    except ValueError:
+        raise Invalid("date", f"{date!r} is no day") from None
+    counts = {k: field(data, k, _count(1 << 20)) for k in ("points", "worse", "better")}
+    return Calibration(
+        kind=kind,
+        plant=plant,
+        pair=field(data, "pair", _pair_of(grammar.tag)),
+        date=date,
+        cpu=field(data, "cpu", cpu_identity),
+        points=counts["points"],
+        worse=counts["worse"],
+        better=counts["better"],
+        memory_rows=field(data, "memory_rows", _count(1 << 20)),
+        seconds=field(data, "seconds", _positive),
+    )
+
+
+def calibration(path: Path) -> Calibration:
+    """A calibration of the time reader on one CPU (results/calibration/<id>/<name>.json),
+    its folder the id of the CPU it holds."""
+    found = _read(path, check_calibration)
+    if found["cpu"]["id"] != path.parent.name:
+        raise KeptFileError(path, f"cpu: {found['cpu']['id']!r}, not its folder's")
+    return found
 
 
 # -- a shard of a gate (tfbench.gate.shards) ------------------------------------------------

@@ -10,7 +10,6 @@ import signal
 import sys
 
 from tfbench import escape
-from tfbench.__main__ import EXIT_CRASH, crashed
 from tfbench.cli import (
     bisect,
     catalog,
@@ -28,6 +27,7 @@ from tfbench.cli import (
     watch,
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
+from tfbench.faults import EXIT_CRASH, crashed, interrupted
 from tfbench.keptfiles import KeptFileError
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_CRASH", "parse", "main"]
@@ -87,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tfbench: error: {escape.plain(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("tfbench: interrupted", file=sys.stderr)
-        return 130
+        return interrupted()
     except BrokenPipeError:  # its reader stopped reading (| head): as a killed pipe's writer
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tfbench.targets import Limits, Step, Target
 
 EXIT_BAD_INPUT = 2
+EXIT_FAILED = 3  # the command could not be done (a side not measured, the site not built)
 DEFAULT_PYTHON = "3.11"  # tfbench.history.pythons.DEFAULT, without importing the history
 FLAVOURS = ("cpu", "gpu")
 Subcommands = argparse._SubParsersAction  # what each command's add() registers itself on
@@ -26,7 +27,10 @@ class BadInput(Exception):
 
 
 def progress(text: str) -> None:
-    print(f"tfbench: {text}", file=sys.stderr, flush=True)
+    """A line to the terminal: text from kept files made plain (tfbench.escape.plain)."""
+    from tfbench.escape import plain
+
+    print(f"tfbench: {plain(text)}", file=sys.stderr, flush=True)
 
 
 # -- options -------------------------------------------------------------------------------

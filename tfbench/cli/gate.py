@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 MOST_PAIRS = 200  # a point's exact interval: its table takes about the cube of the pairs
 READING_S = (0.05, 10.0)  # a reading's timed seconds: a few blocks at least, bounded
 
-EXIT_GATE_FAILED = 3
+EXIT_GATE_FAILED = common.EXIT_FAILED
 READER = timing.Reader()  # the options' defaults
 
 
@@ -166,7 +166,7 @@ def time_reader(args: argparse.Namespace) -> timing.Reader:
 
 def run(args: argparse.Namespace) -> int:
     from tfbench import cpu
-    from tfbench.gate import asvruns, session
+    from tfbench.gate import asvruns, calibration, session
     from tfbench.pairs import timing, verdict
 
     if args.old == "merge":
@@ -174,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
     if args.merged:
         raise common.BadInput(f"unexpected {args.merged!r}: tfbench gate OLD NEW")
     req = request(args)
+    if said := calibration.notice(Path(req.conf.results_dir), cpu.identity()):
+        common.progress(said)
     try:
         outcome = asvruns.run_gate(req, common.progress)
     except (asvruns.BadRequest, session.NothingSelected) as e:
@@ -209,7 +211,7 @@ def merge(args: argparse.Namespace) -> int:
     from asv.machine import Machine
     from asv.util import UserError
 
-    from tfbench.gate import kept
+    from tfbench.gate import calibration, kept
     from tfbench.history.asvconf import load_config
 
     if not args.merged:
@@ -229,6 +231,11 @@ def merge(args: argparse.Namespace) -> int:
         raise common.BadInput(str(e)) from None
     for shard, seconds in joined.seconds.items():
         common.progress(f"{shard}: read in {seconds:.0f} s")
+    longest = max(joined.seconds.values())  # the longest shard: the runners' wall time
+    calibration.keep(
+        results, (old, new), joined.plant, joined.rows, joined.timed, joined.cpu_of,
+        joined.read_on["cpus"], longest,
+    )  # fmt: skip
     if not joined.plant:
         where = kept.write(
             results, machine, (old, new), joined.summary, joined.rows,

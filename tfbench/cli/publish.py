@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from tfbench import escape
 from tfbench.cli import common
 from tfbench.cli.common import Subcommands
 
@@ -34,8 +35,8 @@ def publish(args: argparse.Namespace) -> int:
     try:
         html_dir, data = site.publish(str(config), args.report_only)
     except site.PublishError as e:
-        print(f"tfbench: {e}", file=sys.stderr)
-        return 1
+        print(f"tfbench: {escape.plain(str(e))}", file=sys.stderr)
+        return common.EXIT_FAILED  # not 1: a verdict's code
     skipped = f", {len(data.problems)} unreadable results file(s) skipped" if data.problems else ""
     print(f"{html_dir}/index.html: asv's site, with its assets in vendor/ (works offline)")
     print(

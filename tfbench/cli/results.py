@@ -23,6 +23,15 @@ def add(sub: Subcommands) -> None:
     )
     m.add_argument("sources", nargs="+", type=Path, metavar="DIR", help="results directories")
     m.add_argument("--into", type=Path, default=Path("results"), help="default: results")
+    m.add_argument(
+        "--replace",
+        action="store_true",
+        help="change kept files the sources hold otherwise (their old versions kept in "
+        "INTO-replaced/<time>/, each named); without it, such a merge is refused",
+    )
+    m.add_argument(
+        "--wins", type=Path, metavar="DIR", help="the source whose file wins where two differ"
+    )
     m.set_defaults(run=merge)
     c = actions.add_parser(
         "chain",
@@ -52,21 +61,30 @@ def merge(args: argparse.Namespace) -> int:
     from tfbench.publish import merge
 
     try:
-        done = merge.merge(args.sources, args.into)
+        done = merge.merge(args.sources, args.into, args.replace, args.wins)
     except merge.MergeError as e:
         raise common.BadInput(str(e)) from None
     for problem in done.skipped:
         common.progress(f"skipped {problem}")
+    for relative in done.replaced:
+        common.progress(f"replaced {relative} (its old version in {done.kept_old})")
+    unrendered = 0
     for relative in done.added + done.replaced:
         if relative.name == "bisect.json":  # its write-up from its checked fields
             kept = args.into / relative
-            if upstream.render_again(keptfiles.bisection(kept), kept.parent) is None:
-                common.progress(f"{kept}: a user's step: its issue.md is written where it runs")
+            try:
+                if upstream.render_again(keptfiles.bisection(kept), kept.parent) is None:
+                    common.progress(
+                        f"{kept}: a user's step: its issue.md is written where it runs"
+                    )
+            except (keptfiles.KeptFileError, OSError, ValueError) as e:
+                unrendered += 1
+                common.progress(f"{kept}: its write-up not rendered: {e}")
     print(
         f"{args.into}: {len(done.added)} file(s) added, {len(done.replaced)} replaced, "
         f"{len(done.skipped)} skipped"
     )
-    return 0
+    return common.EXIT_BAD_INPUT if unrendered else 0
 
 
 def chain(args: argparse.Namespace) -> int:

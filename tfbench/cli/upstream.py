@@ -96,20 +96,20 @@ def run(args: argparse.Namespace) -> int:
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
     if args.target == "gate":
         chosen = gate_rows(config, machine, (f"v{versions[0]}", f"v{versions[-1]}"), args.top)
-        codes = [report(args, t, m, versions, machine, config) for t, m in chosen]
+        codes = [report(args, t, m, versions, machine, config, row) for t, m, row in chosen]
         return 0 if codes and all(c == 0 for c in codes) else 1
     found = row_target(args.target, config)
     target, metric = found or (common.target(args.target, args.param), args.metric or "retained")
     if metric not in figures.BISECTED:
         raise BadInput(f"unknown metric {metric!r}; choose from {', '.join(figures.BISECTED)}")
-    return report(args, target, metric, versions, machine, config)
+    return report(args, target, metric, versions, machine, config, args.target if found else None)
 
 
 def gate_rows(
     config: Path, machine: str, pair: tuple[str, str], top: int
-) -> list[tuple[Target, str]]:
+) -> list[tuple[Target, str, str]]:
     """The kept gate run's worse rows a nightly bisection can read (gate.kept.worse_rows's
-    order), those of points a target measures, at most `top`."""
+    order), those of points a target measures, at most `top`: (target, metric, the row)."""
     from tfbench.gate import kept
 
     run = kept.read(config.parent / "results", machine, pair)
@@ -118,12 +118,13 @@ def gate_rows(
     chosen = []
     for row in kept.worse_rows(run):
         params = ", ".join(repr(v) for v in row["params"].values())
+        name = f"{row['benchmark']}({params})"
         try:
-            found = row_target(f"{row['benchmark']}({params})", config)
+            found = row_target(name, config)
         except BadInput:
             continue  # no CPU scenario measures it
         if found is not None:
-            chosen.append(found)
+            chosen.append((*found, name))
     return chosen[:top]
 
 
@@ -134,10 +135,13 @@ def report(
     versions: list[str],
     machine: str,
     config: Path,
+    row: str | None = None,
 ) -> int:
-    """The report to file upstream (tfbench.nightly.run.file_upstream), printed."""
+    """The report to file upstream (tfbench.nightly.run.file_upstream), printed; a time
+    `row`'s point as each CPU's kept gate read it, in its issue."""
     from tfbench.nightly import repro, upstream
     from tfbench.nightly import run as nightly
+    from tfbench.publish import by_cpu
 
     limits = common.measuring(args)
     try:  # before hours of bisecting: the step must be one a reproducer can hold
@@ -146,8 +150,20 @@ def report(
         raise BadInput(f"no reproducer of {e}") from None
     folder = config.parent / "results" / "upstream" / machine / upstream.slug(target, metric)
     runner = common.runner(args, target)
+    pair = (f"v{versions[0]}", f"v{versions[-1]}")
+    elsewhere = (
+        by_cpu.point(config.parent / "results", pair, row, []) if row and metric == "time" else []
+    )
     data, written = nightly.file_upstream(
-        target, metric, versions[0], versions[-1], folder, runner, args.again, common.progress
+        target,
+        metric,
+        versions[0],
+        versions[-1],
+        folder,
+        runner,
+        args.again,
+        common.progress,
+        elsewhere,
     )
     print(output.nightly(data))
     for what, path in written.items():

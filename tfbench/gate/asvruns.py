@@ -27,7 +27,7 @@ from pathlib import Path
 from asv.config import Config
 
 from tfbench import cpu, keptfiles, probes
-from tfbench.gate import kept, readings, rules, shards
+from tfbench.gate import calibration, kept, readings, rules, shards
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
 from tfbench.history import envs, pythons, repo
@@ -112,9 +112,14 @@ def run_gate(request: Request, say: Say) -> GateResult:
     where = None
     if request.shard:
         where = shards.write(results, request, measured, read_on)
-    elif not request.bench and not request.plant:
-        summary = timing.summary(measured.timed, request.reader, read)
-        where = kept.write(results, request.machine, pair, summary, rows, differing, read_on)
+    elif not request.bench:
+        calibration.keep(
+            results, pair, request.plant, rows, measured.timed, read, {here["id"]: here},
+            measured.seconds,
+        )  # fmt: skip
+        if not request.plant:
+            summary = timing.summary(measured.timed, request.reader, read)
+            where = kept.write(results, request.machine, pair, summary, rows, differing, read_on)
     return GateResult(measured, rows, where)
 
 

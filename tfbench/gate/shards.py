@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tfbench import formats, keptfiles, probes
 from tfbench.gate import kept, rules
 from tfbench.gate.readings import Point, Side
+from tfbench.measure.timing import BLOCK_S, MIN_BLOCKS
 from tfbench.pairs import timing, verdict
 
 if TYPE_CHECKING:  # asvruns imports this module
@@ -35,16 +36,24 @@ if TYPE_CHECKING:  # asvruns imports this module
 
 MEMORY, TIME = "memory", "time"
 Unit = tuple[str, str, tuple[str, ...]]  # (MEMORY, family, values) or (TIME, benchmark, values)
-# Seconds, from the two whole gates of 2026-12-02 (docs/gate.md#shards): a pair of readings
-# (the time phases' 1890 and 2200 s over 992 and 1129 pairs), and what a memory point costs
-# beyond its probe's own calls (the memory phases' 690-700 s, less their 146 s of probe
-# calls, over 191 points: asv's processes of its peakmem_ and figures, confirmation rounds).
-PAIR_S = 1.9
+# Seconds (docs/validation/gate.md#shards): a pair's processes beyond its two readings (a
+# fork, a plan, a warm-up: 398 s over 648 pairs on 2026-11-29); the servers renewed each
+# pass over a shard's points (the shards of 2026-12-02: 0.4-2.6 s a pass); what a memory point
+# costs beyond its probe's own calls (the whole gates' memory phases of 2026-12-02, 690-700
+# s, less their 146 s of probe calls, over 191 points: asv's processes, confirmation).
+PAIR_S = 0.6
+PASS_S = 1.5
 POINT_S = 3.0
 
 
 class ShardError(ValueError):
     """Shards that do not make one gate: missing, read twice, or read another way."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Cost:
+    seconds: float  # the unit's own reading
+    passes: int = 0  # a time point's pairs: the passes over its shard it keeps going
 
 
 def units(benchmarks: dict[str, dict]) -> list[Unit]:
@@ -64,33 +73,43 @@ def units(benchmarks: dict[str, dict]) -> list[Unit]:
 
 def costs(
     found: list[Unit], runs: list[keptfiles.GateRun], probed: list[probes.Probes]
-) -> dict[Unit, float]:
-    """Each unit's seconds: a time point's pairs in the kept gate runs (their median; one
-    where runs were kept and none read it: a point that fails ends at its first reading;
-    the reader's first pairs where no run was kept) times PAIR_S; a memory point's probe
-    calls in the kept probes files (their median), plus POINT_S."""
+) -> dict[Unit, Cost]:
+    """Each unit's cost: a time point's pairs in the kept gate runs (their median; one where
+    runs were kept and none read it: a point that fails ends at its first reading; the
+    reader's first pairs where no run was kept), each two readings of its step (0.5 s of
+    calls, MIN_BLOCKS of them at least: a step's time from the kept probes files) and
+    PAIR_S; a memory point's probe calls in the kept probes files (their median) and
+    POINT_S."""
     pairs: dict[str, list[int]] = {}
     for run in runs:
         for p in run["time"]["points"]:
             pairs.setdefault(p["point"], []).append(p["pairs"])
     calls: dict[tuple[str, str], list[float]] = {}
+    steps: dict[tuple[str, str], list[float]] = {}
     for kept_probes in probed:
         for costs_class, grid in kept_probes.items():
             for key, repeats in grid.items():
-                seconds = [_calls(r) for r in repeats if r.get("status") == "ok"]
-                if seconds:
-                    calls.setdefault((costs_class, key), []).append(statistics.median(seconds))
-    found_costs = {}
+                ok = [r for r in repeats if r.get("status") == "ok"]
+                if ok:
+                    calls.setdefault((costs_class, key), []).append(
+                        statistics.median(map(_calls, ok))
+                    )
+                    each = [r.get("seconds_per_iteration") or 0.0 for r in ok]
+                    steps.setdefault((costs_class, key), []).append(statistics.median(each))
+    found_costs: dict[Unit, Cost] = {}
     for unit in found:
         kind, name, combo = unit
+        point = probes.GridPoint(name, combo)
+        family = point.family if kind == TIME else name  # a memory unit is named by its family
+        at = (f"{family.rpartition('.')[2]}Costs", point.key)
         if kind == TIME:
-            named = rules.point_name((name, combo))
             unread = [1] if runs else [timing.Reader.first]
-            found_costs[unit] = PAIR_S * statistics.median(pairs.get(named, unread))
+            count = round(statistics.median(pairs.get(point.name, unread)))
+            step = statistics.median(steps.get(at, [0.0]))
+            reading = max(timing.Reader.seconds, MIN_BLOCKS * max(BLOCK_S, step))
+            found_costs[unit] = Cost(count * (2 * reading + PAIR_S), count)
         else:
-            key = probes.GridPoint(name, combo).key
-            seconds = calls.get((f"{name.rpartition('.')[2]}Costs", key), [0.0])
-            found_costs[unit] = POINT_S + statistics.median(seconds)
+            found_costs[unit] = Cost(POINT_S + statistics.median(calls.get(at, [0.0])))
     return found_costs
 
 
@@ -100,15 +119,26 @@ def _calls(record: dict) -> float:
     return count * (record.get("seconds_per_iteration") or 0.0)
 
 
-def plan(unit_costs: dict[Unit, float], n: int) -> list[list[Unit]]:
-    """N shares of the units, each the lightest so far given the costliest unit left (ties
-    by the unit: the same costs give every runner the same plan), each share sorted."""
+def plan(unit_costs: dict[Unit, Cost], n: int) -> list[list[Unit]]:
+    """N shares of the units: the costliest unit left onto the share it makes the least
+    heavy, a share's weight its units' seconds and PASS_S a pass over it (its longest time
+    point's pairs: the points read long gather); ties by the unit and share, so the same
+    costs give every runner the same plan. Each share sorted."""
     shares: list[list[Unit]] = [[] for _ in range(n)]
-    loads = [0.0] * n
-    for unit in sorted(unit_costs, key=lambda u: (-unit_costs[u], u)):
-        k = min(range(n), key=lambda i: (loads[i], i))
+    loads, passes = [0.0] * n, [0] * n
+
+    def weight(k: int, c: Cost) -> float:
+        return loads[k] + c.seconds + PASS_S * max(passes[k], c.passes)
+
+    order = sorted(
+        unit_costs, key=lambda u: (-unit_costs[u].seconds - PASS_S * unit_costs[u].passes, u)
+    )
+    for unit in order:
+        c = unit_costs[unit]
+        k = min(range(n), key=lambda i: (weight(i, c), i))
         shares[k].append(unit)
-        loads[k] += unit_costs[unit]
+        loads[k] += c.seconds
+        passes[k] = max(passes[k], c.passes)
     return [sorted(s) for s in shares]
 
 
@@ -188,6 +218,8 @@ class Joined:
     read_on: dict[str, Any]
     plant: float
     seconds: dict[str, float]  # shard file -> its seconds
+    timed: dict[Point, verdict.Timed]  # every time point's pairs
+    cpu_of: dict[Point, str]  # the id of the CPU that read each
 
 
 def shard_files(results_dir: Path, pair: tuple[str, str], plant: float) -> list[Path]:
@@ -231,7 +263,7 @@ def merge(
     }
     seconds = {str(p): s["seconds"] for p, s in zip(paths, read)}
     summary = timing.summary(timed, reader, cpu_of)
-    return Joined(rows, differing, summary, read_on, plant, seconds)
+    return Joined(rows, differing, summary, read_on, plant, seconds, timed, cpu_of)
 
 
 def _whole(paths: list[Path], read: list[keptfiles.GateShard], benchmarks: dict) -> None:
@@ -261,7 +293,7 @@ def _whole(paths: list[Path], read: list[keptfiles.GateShard], benchmarks: dict)
         raise ShardError(f"{'; '.join(named)} (e.g. {example[1]}({', '.join(example[2])}))")
 
 
-def kept_costs(conf) -> dict[Unit, float]:
+def kept_costs(conf) -> dict[Unit, Cost]:
     """Every unit's cost from the kept files of the results (every gate run and probes file
     of its form; those that are not are left out, as the report leaves them)."""
     from asv.benchmarks import Benchmarks

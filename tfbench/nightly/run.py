@@ -169,11 +169,13 @@ def file_upstream(
     runner: sweep.Runner,
     again: bool = False,
     say: Callable[[str], None] = print,
+    elsewhere: list[dict] | None = None,
 ) -> tuple[keptfiles.Bisection, dict[str, Path | str]]:
     """The report to file with TensorFlow, in `folder`: the nightly bisection between two
     releases (kept as bisect.json; the kept one unless `again`), each release read
     READINGS times, repro.py run in the named builds' environments, then issue.md,
-    repro.py and plot.png rendered from the kept file as read back, checked."""
+    repro.py and plot.png rendered from the kept file as read back, checked. `elsewhere`:
+    a time point's verdicts as kept gate runs read it, each on its CPU."""
     kept = folder / "bisect.json"
     if again or not kept.exists():
         limits = runner.limits
@@ -181,6 +183,7 @@ def file_upstream(
         found["releases"] = {v: sweep.measure_releases(runner, [v] * READINGS) for v in (old, new)}
         found["limits"] = limits.to_json()
         found["environment"] = upstream.environment()
+        found["elsewhere"] = elsewhere or []  # the point's time as the kept gates read it
         found["repro"] = reproduce(found, target, limits, runner.root, say)
         write(found, kept)
         data = read(kept)

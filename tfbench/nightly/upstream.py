@@ -82,6 +82,21 @@ def _paired(data: Bisection) -> list[str]:
     return [head + "\n\n" + "\n".join(lines)]
 
 
+def _elsewhere(data: Bisection) -> str:
+    """How the kept gates read the time point on each CPU: a time change holds for the CPU
+    it was read on."""
+    if not data["elsewhere"]:
+        return ""
+    told, md = [], escape.markdown
+    for e in data["elsewhere"]:
+        figure = "" if e["ratio"] is None else f" x{e['ratio']:.3f}"
+        if e["low"] is not None and e["high"] is not None:
+            figure += f" [{e['low']:.3f}, {e['high']:.3f}]"
+        told.append(f"- {md(e['cpu'])}: {md(e['answer'])}{figure}")
+    head = "\n\nThe release gate read this time point, new over old, on each CPU (a time "
+    return head + "change holds for the CPU it was read on):\n\n" + "\n".join(told)
+
+
 def issue(data: Bisection, code: str) -> str:
     """issue.md: TensorFlow's bug template, filled from the bisection (the environment its
     machine had, not the one that renders it): every value of the kept file escaped, its
@@ -101,7 +116,7 @@ def issue(data: Bisection, code: str) -> str:
         "### Custom code\n\nYes (standalone, below)",
         f"### OS platform and distribution\n\n{md(environment['os'])}",
         f"### Python version\n\n{md(environment['python'])}",
-        f"### CPU\n\n{md(cpu.named(environment['cpu']))}",
+        f"### CPU\n\n{md(cpu.named(environment['cpu']))}" + _elsewhere(data),
         "### Current behavior?\n\n" + _behaviour(data, data["new"], "on"),
         "### Expected behavior?\n\n" + _behaviour(data, data["old"], "as on"),
         "### Standalone code to reproduce the issue\n\n"

@@ -20,6 +20,8 @@ from tfbench.publish.report import (
     FamilySection,
     MachineReport,
     Report,
+    brief,
+    by_cpu_head,
     read_on_line,
     shifts_line,
     summary_lines,
@@ -225,6 +227,10 @@ def _newest(m: MachineReport) -> list[str]:
         return []
     pair = " &rarr; ".join(html.escape(release_label(t)) for t in s.newest.pair)
     out = [f'<h3 id="newest">Newest release: {pair}</h3>', *_changes(s.newest)]
+    if m.by_cpu:
+        out.append(f"<p>{html.escape(by_cpu_head(m.by_cpu))}</p><ul>")
+        out += [f"<li>{html.escape(line)}</li>" for line in m.by_cpu.lines()]
+        out.append("</ul>")
     if not s.remeasured:
         command = escape.command(["tfbench", "gate", *s.newest.pair, "--machine", m.name])
         out.append(
@@ -320,8 +326,9 @@ def _machine(m: MachineReport) -> list[str]:
     releases = html.escape(", ".join(map(release_label, m.releases)) or "none")
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
     out.append(f"<p>{html.escape(read_on_line(m))}</p>")
-    if m.beside:  # its newest pair as this CPU read it; the rest is the history's
-        return [*out, *_newest(m), f"<p>{html.escape(f'{BESIDE} {m.beside}.')}</p>"]
+    if m.beside:  # its newest pair as this CPU read it, in brief; the rest is the history's
+        told = "".join(f"<li>{html.escape(line)}</li>" for line in brief(m))
+        return [*out, f"<ul>{told}</ul><p>{html.escape(f'{BESIDE} {m.beside}.')}</p>"]
     out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
     out += _articles(m)
     out.append(

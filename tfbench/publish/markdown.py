@@ -22,6 +22,8 @@ from tfbench.publish.report import (
     NO_VALUE,
     MachineReport,
     Report,
+    brief,
+    by_cpu_head,
     read_on_line,
     shifts_line,
     summary_lines,
@@ -106,6 +108,9 @@ def _newest(m: MachineReport) -> list[str]:
     pair = s.newest.pair
     out = ["", f"### Newest release: {' -> '.join(escape(label(t)) for t in pair)}", ""]
     out += _changes(s.newest)
+    if m.by_cpu:
+        out += ["", escape(by_cpu_head(m.by_cpu)), ""]
+        out += [f"- {escape(line)}" for line in m.by_cpu.lines()]
     if not s.remeasured:
         command = shell(["tfbench", "gate", *pair, "--machine", m.name])
         out += ["", f"Not re-measured on this machine yet: {code(command)}"]
@@ -201,8 +206,14 @@ def _machine(m: MachineReport) -> list[str]:
     releases = [escape(label(r)) for r in m.releases]
     out = [f"## Machine {escape(m.name)}", "", f"Releases: {', '.join(releases) or 'none'}"]
     out += ["", escape(read_on_line(m))]
-    if m.beside:  # its newest pair as this CPU read it; the rest is the history's
-        return [*out, *_newest(m), "", f"{BESIDE} {escape(m.beside)}."]
+    if m.beside:  # its newest pair as this CPU read it, in brief; the rest is the history's
+        return [
+            *out,
+            "",
+            *(f"- {escape(line)}" for line in brief(m)),
+            "",
+            f"{BESIDE} {escape(m.beside)}.",
+        ]
     out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
     out += _newest(m)
     out += _claims(m)

@@ -9,30 +9,43 @@ of its form (tfbench.keptfiles, asv's results by tfbench.publish.results): anyth
 named and skipped. The write-ups of a nightly bisection (issue.md, repro.py, plot.png) are
 not copied: they are rendered again from its bisect.json (`tfbench results merge`).
 
-Nothing already in the results is lost: a file the sources hold replaces the one of the
-same name (a re-measurement of the same release, environment and machine), every other
-file stays. A machine whose machine.json differs between sources, or from the one already
-in the results, and a benchmark described differently (another version of its code), are
-errors naming both files: nothing is written then.
+Nothing already in the results is lost: two sources holding one file alike add it once,
+and differently are refused unless the user names the source that wins (`wins`); a kept
+file a source would change is refused unless `replace`, and then its old version is kept
+in a dated folder beside the results (RESULTS-replaced/<UTC time>/), each named. A machine
+whose machine.json differs between sources, or from the one already in the results, and a
+benchmark described differently (another version of its code), are errors naming both
+files. The merge is whole or nothing: every file is staged and checked before any is moved
+into the results, under a lock of the results (and the nightly watch's of each history it
+writes into); a folder of the results that is a link is refused, never written through.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import fcntl
 import json
 import os
 import re
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tfbench import grammar, keptfiles
-from tfbench.gate import kept
+from tfbench.gate import calibration, kept
 from tfbench.nightly import series
 from tfbench.publish import chain, explained, filed
-from tfbench.publish.results import readable_files, unsafe_benchmark, write_whole
+from tfbench.publish.results import readable_files, unsafe_benchmark
 
-GATE_RUN = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}\.json")
+# a gate run, or a shard of one (tfbench.gate.shards)
+GATE_RUN = re.compile(
+    rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}"
+    r"(?:(?:\.plant-0\.\d{1,6})?\.shard-\d{1,2}-of-\d{1,2})?\.json"
+)
 
 
 class MergeError(ValueError):
@@ -44,6 +57,7 @@ class Merged:
     added: list[Path] = field(default_factory=list)  # relative to the results
     replaced: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # each: the file, and why
+    kept_old: Path | None = None  # where the replaced files' old versions are
 
 
 def _name(pattern: re.Pattern[str], suffix: str) -> Callable[[str], bool]:
@@ -56,13 +70,19 @@ def _name(pattern: re.Pattern[str], suffix: str) -> Callable[[str], bool]:
 KEPT: dict[str, tuple[Callable[[str], bool], Callable[[Path], Any]]] = {
     "probes": (_name(grammar.RECORD_NAME, ".json"), keptfiles.probes),
     "packages": (_name(grammar.RECORD_NAME, ".txt"), keptfiles.packages),
-    kept.FOLDER: (GATE_RUN.fullmatch, keptfiles.gate_run),  # type: ignore[dict-item]
+    kept.FOLDER: (GATE_RUN.fullmatch, lambda p: _gate_file(p)),  # type: ignore[dict-item]
     explained.FOLDER: (_name(grammar.TAG, ".json"), keptfiles.explained),
     filed.FOLDER: ("bisect.json".__eq__, keptfiles.bisection),
     series.FOLDER: (_name(grammar.NIGHTLY, ".json"), series.read),
     chain.FOLDER: (_name(grammar.RESULTS_NAME, ".json"), keptfiles.chain_link),
+    calibration.FOLDER: (GATE_RUN.fullmatch, keptfiles.calibration),  # type: ignore[dict-item]
 }
 RENDERED = ("issue.md", "repro.py", "plot.png")  # from a bisect.json, never copied
+
+
+def _gate_file(path: Path) -> Any:
+    """A kept gate run, or a shard's readings: by its name's form."""
+    return keptfiles.gate_shard(path) if ".shard-" in path.name else keptfiles.gate_run(path)
 
 
 class _Plan:
@@ -71,6 +91,8 @@ class _Plan:
     def __init__(self, target: Path):
         self.target = target
         self.files: dict[Path, Path] = {}
+        self.conflicts: list[tuple[Path, Path, Path]] = []  # name, the one kept, the other
+        self.wins: Path | None = None  # the source whose file wins a conflict
         # name -> (machine.json, its content, or why it cannot be read)
         self.machines: dict[str, tuple[Path, dict | keptfiles.KeptFileError]] = {}
         self.benchmarks: dict[str, tuple[Path, dict]] = {}
@@ -121,7 +143,7 @@ class _Plan:
                 "(asv machine): one name, one machine; nothing merged"
             )
         self.machines.setdefault(name, (machine_json, content))
-        self.files[Path(name) / "machine.json"] = machine_json
+        self._add(Path(name) / "machine.json", machine_json)
 
     def source(self, source: Path) -> None:
         links = _links(source)
@@ -134,7 +156,7 @@ class _Plan:
         for machine_json, (name, results) in readable.items():
             self._machine(machine_json)
             for path, _ in results:
-                self.files[Path(name) / path.name] = path
+                self._add(Path(name) / path.name, path)
         for folder, (named, read) in KEPT.items():
             for path in sorted((source / folder).rglob("*")):
                 if path in links or _under(path, links) or path.is_dir():
@@ -172,7 +194,19 @@ class _Plan:
         except keptfiles.KeptFileError as e:
             self.skipped.append(f"{e}: skipped")
             return
-        self.files[Path(folder, *parts)] = path
+        self._add(Path(folder, *parts), path)
+
+    def _add(self, relative: Path, path: Path) -> None:
+        """A file to copy; another source's different file of the same name is a conflict,
+        which `wins` decides."""
+        seen = self.files.get(relative)
+        if seen is not None and seen.read_bytes() != path.read_bytes():
+            if self.wins is None:
+                self.conflicts.append((relative, seen, path))
+                return
+            if self.wins not in path.parents:
+                return
+        self.files[relative] = path
 
 
 def _links(source: Path) -> set[Path]:
@@ -187,23 +221,102 @@ def _under(path: Path, links: set[Path]) -> bool:
     return any(link in path.parents for link in links)
 
 
-def merge(sources: list[Path], target: Path) -> Merged:
-    """Merge the results directories `sources` into `target` (MergeError: nothing done)."""
+def merge(
+    sources: list[Path], target: Path, replace: bool = False, wins: Path | None = None
+) -> Merged:
+    """Merge the results directories `sources` into `target` (MergeError: nothing done):
+    `replace` kept files the sources change (their old versions kept, named), `wins` the
+    source whose file wins where two differ."""
     plan = _Plan(target)
+    plan.wins = wins
+    if wins is not None and wins not in sources:
+        raise MergeError(f"--wins {wins}: not one of the sources; nothing merged")
     for source in sources:
         if source.is_symlink() or not source.is_dir():
             raise MergeError(f"{source}: no such results directory (or a link); nothing merged")
         plan.source(source)
-    done = Merged(skipped=plan.skipped)
-    for relative, source in sorted(plan.files.items()):
-        destination = target / relative
-        (done.replaced if destination.exists() else done.added).append(relative)
-        write_whole(destination, source.read_bytes())
+    if plan.conflicts:
+        named, a, b = plan.conflicts[0]
+        raise MergeError(
+            f"{len(plan.conflicts)} file(s) differ between sources, e.g. {named} in {a} and "
+            f"{b}: say which wins (--wins SOURCE); nothing merged"
+        )
+    new = {r: p.read_bytes() for r, p in sorted(plan.files.items())}
     if plan.benchmarks:  # every description the target and the sources hold
         index: dict[str, object] = {
             name: bench for name, (_, bench) in sorted(plan.benchmarks.items())
         }
         if plan.api_version is not None:
             index["version"] = plan.api_version
-        write_whole(target / "benchmarks.json", json.dumps(index, indent=4).encode())
+        new[Path("benchmarks.json")] = json.dumps(index, indent=4).encode()
+    return _move(target, new, replace, plan.skipped)
+
+
+def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str]) -> Merged:
+    """The files into the results, whole or none: refused where a folder on the way is a
+    link, or where a kept file would change without `replace`; each staged first, the old
+    versions of those replaced kept beside the results."""
+    done = Merged(skipped=skipped)
+    for relative, data in new.items():
+        _no_link(target, relative)
+        kept = target / relative
+        if not kept.exists():
+            done.added.append(relative)
+        elif kept.read_bytes() != data:
+            done.replaced.append(relative)
+    if done.replaced and not replace:
+        shown = ", ".join(map(str, done.replaced[:4])) + " ..." * (len(done.replaced) > 4)
+        raise MergeError(
+            f"{len(done.replaced)} kept file(s) would change ({shown}): --replace keeps their "
+            "old versions beside the results; nothing merged"
+        )
+    changed = [*done.added, *done.replaced]
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    with _locked(target, changed):
+        staged = Path(tempfile.mkdtemp(prefix=".tfbench-merge-", dir=target.parent))
+        try:
+            for relative in changed:  # staged and read back before anything moves
+                (staged / relative).parent.mkdir(parents=True, exist_ok=True)
+                (staged / relative).write_bytes(new[relative])
+                if (staged / relative).read_bytes() != new[relative]:
+                    raise MergeError(f"{relative}: not staged whole; nothing merged")
+            old = target.parent / f"{target.name}-replaced" / stamp
+            for relative in done.replaced:
+                (old / relative).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(target / relative, old / relative)
+            for relative in changed:
+                (target / relative).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged / relative, target / relative)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    done.kept_old = (target.parent / f"{target.name}-replaced" / stamp) if done.replaced else None
     return done
+
+
+def _no_link(target: Path, relative: Path) -> None:
+    """MergeError where the results or a folder in them on the way to a file is a link."""
+    where = target
+    for part in (None, *relative.parts[:-1]):
+        where = where / part if part else where
+        if where.is_symlink():
+            raise MergeError(
+                f"{where}: a link in the results, not written through; nothing merged"
+            )
+
+
+@contextlib.contextmanager
+def _locked(target: Path, changed: list[Path]) -> Iterator[None]:
+    """The results locked for the merge, and each nightly history it writes into held as
+    the watch holds it (MergeError where a watch is reading into one)."""
+    target.mkdir(parents=True, exist_ok=True)
+    histories = sorted({r.parts[1] for r in changed if r.parts[0] == series.FOLDER})
+    with contextlib.ExitStack() as held:
+        fd = os.open(target, os.O_RDONLY)
+        held.callback(os.close, fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            for machine in histories:
+                held.enter_context(series.reading(target, machine))
+        except (BlockingIOError, series.Busy) as e:
+            raise MergeError(f"{e or target}: another run writes into the results") from None
+        yield

@@ -23,6 +23,7 @@ from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
 from tfbench.pairs.verdict import time_line
 from tfbench.publish import (
+    by_cpu,
     chain,
     changes,
     claims,
@@ -148,6 +149,7 @@ class MachineReport:
     # the machine whose history holds every release this one read and more: this one is
     # told in brief beside it (its CPU's figures; the rest is the history's to tell)
     beside: str | None = None
+    by_cpu: by_cpu.ByCpu | None = None  # the newest pair's time on each CPU that read it
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,15 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         python_axis.across_pythons(machine, fams),
         chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine)),
         beside,
+        _by_cpu(data, machine) if beside is None else None,
     )
+
+
+def _by_cpu(data: Data, machine: MachineResults) -> by_cpu.ByCpu | None:
+    pair = newest_pair(machine.releases)
+    if pair is None or data.results_dir is None:
+        return None
+    return by_cpu.read(data.results_dir, pair, data.problems)
 
 
 def _counted(found: changes.Changes) -> changes.Changes:
@@ -261,6 +271,19 @@ def _counted(found: changes.Changes) -> changes.Changes:
 
 def _links(data: Data, machine: str) -> dict[str, Any]:
     return chain.links(data.results_dir, machine, data.problems) if data.results_dir else {}
+
+
+def by_cpu_head(found: by_cpu.ByCpu) -> str:
+    return (
+        f"Time on each CPU that read this pair ({'; '.join(found.cpus)}; ratios in that "
+        "order): a time change holds for the CPU it was read on, and is general where it "
+        "holds on each."
+    )
+
+
+def brief(m: MachineReport) -> list[str]:
+    """A machine told beside a history: its newest pair's counts and time line."""
+    return summary_lines(m.summary)[:2]
 
 
 def read_on_line(m: MachineReport) -> str:

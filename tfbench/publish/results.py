@@ -131,9 +131,14 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
 def checked_result(path: Path, machine: str) -> Results:
     """An asv results file, its names of the forms the report and the site show and the
     paths of its probes and packages files are made of."""
-    if path.is_symlink():
-        raise ValueError("a link, not a results file")
-    result = Results.load(str(path), machine_name=machine)
+    if path.is_symlink() or not path.is_file():  # a link, a FIFO (which would block), a device
+        raise ValueError("not a regular file: not a results file")
+    if path.stat().st_size > keptfiles.MAX_BYTES:
+        raise ValueError(f"larger than {keptfiles.MAX_BYTES >> 20} MiB")
+    try:
+        result = Results.load(str(path), machine_name=machine)
+    except RecursionError:
+        raise ValueError("not JSON (nested too deep)") from None
     bad = next((k for k in result.get_all_result_keys() if not BENCHMARK_NAME.fullmatch(k)), None)
     if bad is not None:
         raise ValueError(f"benchmark name {bad!r} is not dotted identifiers")
@@ -144,7 +149,20 @@ def checked_result(path: Path, machine: str) -> Results:
         raise ValueError(f"environment name {result.env_name!r} is no plain name")
     if not grammar.COMMIT.fullmatch(str(result.commit_hash)):
         raise ValueError(f"commit {result.commit_hash!r} is no commit hash")
+    for key in result.get_all_result_keys():
+        values = result.get_result_value(key, result.get_result_params(key))
+        if not all(_value(v) for v in values):
+            raise ValueError(f"{key}: a value that is no figure")
     return result
+
+
+def _value(value: Any) -> bool:
+    """A point's value as asv keeps it: a number (NaN: skipped), or None (failed)."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isnan(value) or abs(value) <= grammar.NUMBER_LIMIT
 
 
 def _values(result: Results, versions: dict[str, str]):

@@ -116,7 +116,11 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     _readable_copy(conf, data, scratch / "results")
     built = scratch / "html"
     config = derived_config(conf_path, scratch, results_dir=scratch / "results", html_dir=built)
-    run = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config)])
+    # its own session: an interrupt reaches tfbench alone, which ends asv's publish (run
+    # kills it) and says so in one line; asv's own traceback is never printed
+    run = subprocess.run(
+        [sys.executable, "-m", "asv", "publish", "--config", str(config)], start_new_session=True
+    )
     if run.returncode:
         raise PublishError(f"asv publish failed (exit {run.returncode})")
     graphs = _nightly_graphs(data, scratch / "nightly")
