@@ -133,7 +133,7 @@ def test_an_aa_or_planted_gate_keeps_its_calibration_per_cpu(tmp_path, plant, ki
 def test_a_gate_on_a_cpu_with_no_calibration_says_so_in_one_line(tmp_path):
     said = calibration.notice(tmp_path, cpu.identity())
     assert said and f"cpu {HERE['id']}" in said and "\n" not in said
-    assert "an A/A gate" in said and "a planted one" in said
+    assert "an A/A gate" in said and "a planted 5%" in said
     pair = ("v2.21.0", "v2.21.0")
     timed = _timed(1.0, 2)
     cpu_of = dict.fromkeys(timed, HERE["id"])

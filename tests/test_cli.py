@@ -101,3 +101,27 @@ def test_negative_iterations():
 def test_failing_step_is_reported_not_hidden(synthetic):
     r = measure_json(synthetic("fails"))
     assert r["status"] == "error" and "RuntimeError: boom" in r["error"]
+
+
+@pytest.mark.parametrize("after", [0.05, 0.15, 0.3, 0.5, 1.0])
+def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after):
+    """An interrupt during the imports too (the first 0.4 s of a command): one line, 130;
+    before Python has set its handler, the process just ends by the signal, silent."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tfbench", "report"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(after)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode in (130, -signal.SIGINT), (child.returncode, err)
+    assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
+    if child.returncode == 130:
+        assert "interrupted" in err, err

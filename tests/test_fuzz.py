@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_untrusted import assert_inert_html, assert_inert_markdown
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from tfbench import keptfiles  # noqa: E402
-from tfbench.paths import ROOT  # noqa: E402
+from tfbench import keptfiles
+from tfbench.paths import ROOT
 
 RESULTS = ROOT / "results"
 EXAMPLES = int(os.environ.get("TFBENCH_FUZZ_EXAMPLES", "60"))
@@ -130,11 +129,54 @@ def _renamed(value: Any, where: tuple, new_key: str) -> Any:
     return out
 
 
-def _refused_or_read(reader: Callable[[Path], Any], path: Path) -> None:
-    """The reader's answer to one file: a record, or KeptFileError naming it, in time."""
+def _version(record: Any) -> str:
+    """A nightly build's file is named by its build."""
+    return record.get("build", {}).get("version", "x")
+
+
+def _issue(record: Any, path: Path) -> str:
+    from tfbench.nightly import upstream
+
+    return upstream.issue(record, "step()")
+
+
+def _nightly_page(record: Any, path: Path) -> str:
+    from tfbench.nightly import series
+    from tfbench.publish import nightly
+
+    return "\n".join(nightly._machine("m", [series.read(path)]))
+
+
+def _time_by_cpu(record: Any, path: Path) -> str:
+    from tfbench import escape
+    from tfbench.publish import by_cpu
+
+    verdicts = by_cpu._verdicts(record, "m")
+    return "\n".join(
+        escape.markdown(f"{c} {p} {v}") for c, ps in verdicts.items() for p, v in ps.items()
+    )
+
+
+# what renders an accepted record, and the markup it writes
+RENDERERS: dict[str, tuple[Callable[[Any, Path], str], str]] = {
+    "bisection": (_issue, "markdown"),
+    "nightly build": (_nightly_page, "html"),
+    "gate run": (_time_by_cpu, "markdown"),
+    "gate run (before CPUs)": (_time_by_cpu, "markdown"),
+}
+
+
+def _refused_or_read(reader: Callable[[Path], Any], path: Path, name: str = "") -> None:
+    """The reader's answer to one file: a record, or KeptFileError naming it, in time; a
+    record renders inert (no element, no terminal escape, no bidi mark)."""
     began = time.monotonic()
     try:
-        reader(path)
+        record = reader(path)
+        if name in RENDERERS:  # its renderer may refuse it too (series.read: its name)
+            render, markup = RENDERERS[name]
+            text = render(record, path)
+            assert "\x1b" not in text and "\u202e" not in text
+            (assert_inert_markdown if markup == "markdown" else assert_inert_html)(text)
     except keptfiles.KeptFileError as e:
         assert str(path) in str(e) and "\n" not in str(e)
     assert time.monotonic() - began < SECONDS
@@ -146,7 +188,9 @@ def test_every_reader_reads_a_mutated_record_or_refuses_it_in_one_line(name, tmp
     valid = example()
     places = _paths(valid)
     folder = tmp_path_factory.mktemp("fuzz")
-    kept_name = "machine.json" if name == "machine" else "v2.21.0.json"
+    kept_name = {"machine": "machine.json", "nightly build": f"{_version(valid)}.json"}.get(
+        name, "v2.21.0.json"
+    )
     machine = valid.get("machine", "m") if name == "machine" else "m"
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -164,7 +208,7 @@ def test_every_reader_reads_a_mutated_record_or_refuses_it_in_one_line(name, tmp
         except (ValueError, RecursionError):
             return  # not writable as JSON: no file of it can exist
         path.write_text(text)
-        _refused_or_read(reader, path)
+        _refused_or_read(reader, path, name)
 
     check()
 

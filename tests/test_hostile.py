@@ -1,7 +1,9 @@
 """Results from elsewhere are untrusted: a bad file never costs the site, names never inject
 HTML, Markdown or shell, and asv and the report skip the same files."""
 
+import html.parser
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -10,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import scratch_asv_conf
+from test_site import chromium, serving
 
 from tfbench.gate.rules import Change
 from tfbench.history.repo import history_tags
@@ -71,7 +74,7 @@ def test_a_failed_publish_leaves_the_previous_site(site):
     before = sorted((site / "html").rglob("*"))
     (site / "results" / "benchmarks.json").write_text("{not json")  # asv publish fails
     run = publish(site)
-    assert run.returncode == 1 and "left as it was" in run.stderr
+    assert run.returncode == 3 and "left as it was" in run.stderr  # not a verdict's 1
     assert sorted((site / "html").rglob("*")) == before
 
 
@@ -97,6 +100,61 @@ def test_injected_names_are_refused_or_escaped(tmp_path, npm_cache):
     assert SHELL not in (html / "index.json").read_text()
     assert not any("onerror" in str(p) or "Hostile" in str(p) for p in html.rglob("*"))
     assert not (tmp_path / "PWNED").exists()
+
+
+# Each, if it ran, marks the page's body (the DOM shows it) and opens a dialog.
+HANDLER = "document.body.dataset.pwned={0};alert({0})"
+HOSTILE_FIELDS = {
+    ("loops.MatrixPower.time_step", "code"): f'<img src=x onerror="{HANDLER.format(1)}">',
+    ("graphs.Eager.time_step", "pretty_name"): f'<img src=x onerror="{HANDLER.format(2)}">',
+    ("graphs.Eager.peakmem_step", "unit"): f"<script>{HANDLER.format(3)}</script>",
+}
+
+
+class _Elements(html.parser.HTMLParser):
+    """The elements a piece of HTML makes (what asv's tooltip would insert)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append(tag)
+
+
+@pytest.mark.browser
+def test_a_hostile_benchmarks_json_makes_no_element_and_runs_no_handler(tmp_path, npm_cache):
+    """asv's pages build HTML from an entry's pretty_name and unit and show its code as an
+    HTML tooltip: the first two are refused by name, the code is shown as text; in Chromium
+    the pages hold no injected element and no injected handler ran."""
+    results = newest_results(tmp_path / "results")
+    index = json.loads((results / "benchmarks.json").read_text())
+    for (name, field), value in HOSTILE_FIELDS.items():
+        index[name][field] = value + (index[name].get(field) or "")
+    (results / "benchmarks.json").write_text(json.dumps(index))
+    run = publish(tmp_path)
+    assert run.returncode == 0, run.stderr
+    named = (tmp_path / "html" / "report.md").read_text()  # its list of what was skipped
+    assert "graphs.Eager.time_step has a pretty_name" in named
+    assert "graphs.Eager.peakmem_step has a unit" in named
+    site = json.loads((tmp_path / "html" / "index.json").read_text())["benchmarks"]
+    assert "graphs.Eager.time_step" not in site and "graphs.Eager.peakmem_step" not in site
+    code = site["loops.MatrixPower.time_step"]["code"]
+    assert code.startswith("&lt;img src=x onerror=&quot;")
+    elements = _Elements()
+    elements.feed(code)  # as the tooltip inserts it: text, no element
+    assert elements.found == []
+    with serving(tmp_path / "html") as url:
+        assert "MatrixPower" in chromium(f"{url}/index.html", "hostile-grid.png")
+        for page, shot in [
+            ("index.html#loops.MatrixPower.time_step", "hostile-graph.png"),
+            ("index.html#regressions", "hostile-regressions.png"),
+            ("index.html#summarylist", "hostile-list.png"),
+        ]:
+            dom = chromium(f"{url}/{page}", shot)
+            assert "</body>" in dom, page  # the page was built and its scripts ran
+            assert "data-pwned" not in dom, page  # no handler ran
+            assert not re.search(r"<(img|script)[^>]*(dataset\.pwned|src=.?x\b)", dom), page
 
 
 def test_report_md_escapes_what_it_shows(tmp_path, npm_cache):

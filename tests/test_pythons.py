@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfbench.cli import main
-from tfbench.cli.run import refusal, runnable
+from tfbench.cli.run import closing, refusal, runnable
 from tfbench.history import envsync, pythons
 
 TRACKED = ["2.12.1", "2.20.0", "2.21.0", "2.22.0rc0"]
@@ -94,6 +94,27 @@ def test_readme_command_1_refuses_a_python_no_release_runs(capsys):
     err = capsys.readouterr().err
     assert "Python 3.14 runs no tracked TensorFlow release" in err
     assert "No environments selected" not in err
+
+
+def test_readme_command_1_ends_saying_what_it_measured_and_what_to_run_next(tmp_path):
+    """Its closing lines: the results file written, its points measured, skipped and
+    failed (counted from the file), and the next commands."""
+    import json
+    import shutil
+
+    from tfbench.history.repo import history_tags
+    from tfbench.paths import ROOT
+
+    commit = history_tags()["v2.22.0rc0"][:8]
+    kept = ROOT / "results" / "linux-2cpu-24gb" / f"{commit}-virtualenv-py3.11.json"
+    path = shutil.copy2(kept, tmp_path / kept.name)
+    values = [v for r in json.loads(kept.read_text())["results"].values() for v in r[0] or []]
+    said = closing([Path(path)], "linux-2cpu-24gb")
+    first, then = said.splitlines()
+    measured = sum(1 for v in values if v is not None and v == v)
+    assert f": {measured} measured, " in first and kept.name in first
+    assert "tfbench report" in then and "tfbench publish" in then
+    assert "no results file" in closing([], "m").splitlines()[0]
 
 
 def test_this_interpreters_version_is_read():

@@ -105,7 +105,7 @@ def test_costs_come_from_the_kept_pairs_and_probe_calls():
 
 def _measured(share: list, apart: bool) -> Measured:
     """Readings of a share: memory a little apart at 'a' (worse by 20 MiB where `apart`),
-    time 5% slower at 'b'."""
+    failed on the new side at 'c' (a reading missing, none read), time 5% slower at 'b'."""
     before, after, timed = Side(), Side(), {}
     for kind, name, combo in share:
         if kind == shards.MEMORY:
@@ -114,6 +114,9 @@ def _measured(share: list, apart: bool) -> Measured:
                     grown = 20 * MiB if (apart and combo[0] == "'a'" and "peak" in b) else 0
                     for s, extra in ((before, 0), (after, grown)):
                         for v in (100 * MiB, 100.5 * MiB):
+                            if s is after and combo[0] == "'c'":
+                                s.add((b, combo), None, "failed: MemoryError")
+                                continue
                             s.add((b, combo), v + extra if "leak" not in b else 0.0)
         else:
             ratio = 1.05 if combo[0] == "'b'" else 1.0
@@ -148,6 +151,7 @@ def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp
     assert [r.as_json() for r in joined.rows] == [r.as_json() for r in rows]
     assert joined.differing == differing
     assert {r.name for r in rows if r.metric == "time_step"} == {"m.C.time_step('b', 'CPU')"}
+    assert any(r.evidence["rule"] == "status" and "'c'" in r.name for r in joined.rows)
     (time_row,) = [r for r in joined.rows if r.metric == "time_step"]
     assert time_row.evidence["cpu"] == cpu_of[(time_row.benchmark, ("'b'", "'CPU'"))]
     assert set(joined.read_on["cpus"]) == {HERE["id"], OTHER["id"]}

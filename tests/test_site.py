@@ -183,17 +183,27 @@ def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
 # ---- headless Chromium -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def served(published):
+@contextlib.contextmanager
+def serving(directory: Path):
+    """A site's folder served on localhost: its address."""
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-    handler = functools.partial(Quiet, directory=str(published / "html"))
+    handler = functools.partial(Quiet, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def served(published):
+    with serving(published / "html") as url:
+        yield url
 
 
 def chromium(url: str, screenshot: str, size: str = "1400,1000") -> str:

@@ -458,6 +458,42 @@ def test_merge_refuses_kept_files_not_of_their_form_and_renders_write_ups_again(
     assert all(len(line) < 400 for line in err.splitlines())  # one line each
 
 
+def test_merge_refuses_two_sources_that_differ_on_a_file_unless_told_which_wins(tmp_path, capsys):
+    a, b = shard(tmp_path, "a"), shard(tmp_path, "b")
+    other = '{"C": {"k": [{"status": "skipped"}]}, "format": 1}'
+    (b / "probes" / "m" / "abcdef01-env-cpu.json").write_text(other)
+    into = tmp_path / "into"
+    code = run("results", "merge", a, b, "--into", into)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "1 file(s) differ between sources" in err and "--wins" in err, err
+    assert not into.exists() or not any(into.rglob("*.json"))  # nothing merged
+    assert run("results", "merge", a, b, "--into", into, "--wins", b) == 0
+    assert (into / "probes" / "m" / "abcdef01-env-cpu.json").read_text() == other
+
+
+def test_merge_replaces_a_kept_file_only_when_told_naming_it_and_keeping_the_old(tmp_path, capsys):
+    first, second = shard(tmp_path, "first"), shard(tmp_path, "second")
+    kept = "probes/m/abcdef01-env-cpu.json"
+    newer = '{"C": {"k": [{"status": "skipped"}]}, "format": 1}'
+    (second / kept).write_text(newer)
+    into = tmp_path / "into"
+    assert run("results", "merge", first, "--into", into) == 0
+    old = (into / kept).read_bytes()
+    capsys.readouterr()
+    code = run("results", "merge", second, "--into", into)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "1 kept file(s) would change" in err and kept in err, err
+    assert (into / kept).read_bytes() == old  # refused: nothing written
+    assert run("results", "merge", second, "--into", into, "--replace") == 0
+    out = capsys.readouterr()
+    assert (into / kept).read_text() == newer
+    assert f"replaced {kept}" in out.err and "1 replaced" in out.out
+    copies = list((tmp_path / "into-replaced").glob(f"*/{kept}"))
+    assert len(copies) == 1 and copies[0].read_bytes() == old
+    assert not any(p.name.startswith(".tfbench-merge-") for p in tmp_path.iterdir())
+
+
 def test_merge_names_a_corrupt_machine_json_in_the_results_and_writes_nothing(tmp_path, capsys):
     source = shard(tmp_path)
     (tmp_path / "into" / "m").mkdir(parents=True)

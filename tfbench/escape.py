@@ -8,6 +8,7 @@ import html
 import re
 import shlex
 from collections.abc import Iterable
+from pathlib import Path
 
 # @ and # also: no mention, no issue link; `_` where it could open or close emphasis (an
 # identifier's inner underscores cannot)
@@ -62,3 +63,13 @@ def _longest_run(text: str) -> int:
 def command(words: Iterable[str]) -> str:
     """A command to paste into a shell: every word quoted (shlex)."""
     return shlex.join(words)
+
+
+def local(text: str, folder: Path | None) -> str:
+    """A line naming files under `folder` with the folder's own name in place of where it
+    sits on this machine (a published page shows no local path)."""
+    if folder is None:
+        return text
+    for where in dict.fromkeys([str(folder), str(folder.resolve())]):
+        text = text.replace(f"{where}/", f"{folder.name}/")
+    return text

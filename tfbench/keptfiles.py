@@ -11,6 +11,7 @@ KeptFileError naming the file and the field; no reader sees half of one.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -39,12 +40,16 @@ class KeptFileError(ValueError):
         super().__init__(f"{path}: {self.why}")
 
 
-def load(path: Path) -> Any:
-    """A kept file's JSON: a regular file (not a link), at most MAX_BYTES, UTF-8, strict
-    JSON (no NaN)."""
+def load(path: Path, inside: int = 0) -> Any:
+    """A kept file's JSON: a regular file (not a link) in `inside` folders of the results
+    none of which is a link (gate/<machine>/: 2), at most MAX_BYTES, UTF-8, strict JSON (no
+    NaN)."""
     try:
         if path.is_symlink() or not path.is_file():
             raise KeptFileError(path, "not a regular file")
+        linked = next((f for f in path.parents[:inside] if f.is_symlink()), None)
+        if linked is not None:
+            raise KeptFileError(path, f"its folder {linked.name} is a link: not read through")
         if path.stat().st_size > MAX_BYTES:
             raise KeptFileError(path, f"larger than {MAX_BYTES >> 20} MiB")
         return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
@@ -62,8 +67,8 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def _read(path: Path, check: Callable[[Any], Any]) -> Any:
-    data = load(path)
+def _read(path: Path, check: Callable[[Any], Any], inside: int = 2) -> Any:
+    data = load(path, inside)
     try:
         return check(data)
     except Invalid as e:
@@ -234,7 +239,7 @@ def _elsewhere(value: Any, where: str) -> Elsewhere:
     ratio, low, high = _estimate(data, where)
     return Elsewhere(
         cpu=field(data, "cpu", grammar.machine_text, where),
-        answer=field(data, "answer", grammar.one_of((*ANSWERS[:3], "no row")), where),
+        answer=_answered(data, where, (*ANSWERS[:3], "no row"), (ratio, low, high)),
         ratio=ratio,
         low=low,
         high=high,
@@ -330,11 +335,11 @@ def _compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compa
     return Compared(
         old=field(data, "old", build, where),
         new=field(data, "new", build, where),
-        answer=field(data, "answer", grammar.one_of(ANSWERS), where),
+        answer=_answered(data, where, ANSWERS, (ratio, low, high)),
         ratio=ratio,
         low=low,
         high=high,
-        pairs=field(data, "pairs", grammar.integer, where),
+        pairs=field(data, "pairs", _count(1 << 20), where),
         margin=field(data, "margin", grammar.number, where),
         level=_level(data, where),
         skipped=optional(grammar.text)(data.get("skipped"), f"{where}.skipped"),
@@ -348,6 +353,9 @@ def check_bisection(value: Any) -> Bisection:
     builds = field(data, "builds", lambda v, f: grammar.each(v, f, _build))
     if not builds:
         raise Invalid("builds", "no build")
+    for k, (a, b) in enumerate(itertools.pairwise(builds), 1):  # the window, oldest first
+        if Version(b["version"]) <= Version(a["version"]):
+            raise Invalid(f"builds[{k}]", f"{b['version']!r} is not newer than {a['version']!r}")
     covered = {b["version"] for b in builds}
 
     def build(v: Any, where: str) -> str:
@@ -396,7 +404,7 @@ def _package_list(value: Any, where: str) -> list[str]:
 
 def bisection(path: Path) -> Bisection:
     """A kept bisect.json (KeptFileError: the file and the field)."""
-    return _read(path, check_bisection)
+    return _read(path, check_bisection, 3)  # upstream/<machine>/<slug>/
 
 
 # -- results/nightly/<machine>/<version>.json: a build the nightly watch read -------------
@@ -529,8 +537,12 @@ def _evidence(value: Any, where: str) -> dict[str, Any]:
     found: dict[str, Any] = {"rule": rule}
     for name, check in EVIDENCE[rule].items():
         found[name] = field(data, name, check, where)
-    if rule == "time":
+    if rule == "time":  # a row: a change decided, its interval apart from no change
         found["level"] = _level(data, where)
+        _estimate(data, where)
+        if data["low"] <= 1 <= data["high"]:
+            raise Invalid(f"{where}.ratio", "a time row whose interval holds no change")
+        found["pairs"] = _count(1 << 20, 1)(data["pairs"], f"{where}.pairs")
     for name, check in EVIDENCE_EXTRA.items():
         if name in data:
             found[name] = check(data[name], f"{where}.{name}")
@@ -589,6 +601,18 @@ def _estimate(data: dict[str, Any], where: str) -> tuple[Any, Any, Any]:
     return ratio, low, high
 
 
+def _answered(
+    data: dict[str, Any], where: str, answers: tuple[str, ...], estimate: tuple[Any, Any, Any]
+) -> str:
+    """An answer among `answers`; `different` only with an estimate (_estimate's) whose
+    interval holds no change (the reader's rule: the interval beyond the margin on one side)."""
+    answer = field(data, "answer", grammar.one_of(answers), where)
+    ratio, low, high = estimate
+    if answer == "different" and (ratio is None or low <= 1 <= high):
+        raise Invalid(f"{where}.answer", "different, but no interval apart from no change")
+    return answer
+
+
 def _time_point(value: Any, where: str) -> TimePoint:
     """A gate's time point (tfbench.pairs.timing.summary): an estimate within its interval,
     or none of the three."""
@@ -597,7 +621,7 @@ def _time_point(value: Any, where: str) -> TimePoint:
     return TimePoint(
         point=field(data, "point", grammar.point, where),
         cpu=optional(grammar.matching(cpu.ID))(data.get("cpu"), f"{where}.cpu"),
-        answer=field(data, "answer", grammar.one_of(ANSWERS[:3]), where),
+        answer=_answered(data, where, ANSWERS[:3], (ratio, low, high)),
         ratio=ratio,
         low=low,
         high=high,
@@ -607,7 +631,7 @@ def _time_point(value: Any, where: str) -> TimePoint:
 
 def _row(value: Any, where: str) -> GateRow:
     data = grammar.obj(value, where)
-    return GateRow(
+    found = GateRow(
         benchmark=field(data, "benchmark", grammar.dotted, where),
         params=field(
             data,
@@ -622,6 +646,10 @@ def _row(value: Any, where: str) -> GateRow:
         unit=field(data, "unit", grammar.text, where),
         evidence=field(data, "evidence", _evidence, where),
     )
+    evidence = found["evidence"]
+    if evidence["rule"] == "time" and (evidence["ratio"] > 1) != (found["direction"] == "worse"):
+        raise Invalid(f"{where}.direction", f"{found['direction']} at x{evidence['ratio']:.3f}")
+    return found
 
 
 def _rows(value: Any, where: str) -> list[GateRow]:
@@ -984,7 +1012,7 @@ def check_machine(value: Any) -> dict[str, Any]:
 
 def machine(path: Path) -> dict[str, Any]:
     """asv's machine.json, whose name must be its folder's."""
-    found = _read(path, check_machine)
+    found = _read(path, check_machine, 1)
     if found["machine"] != path.parent.name:
         raise KeptFileError(
             path, f"machine: names {found['machine']!r}, not its folder {path.parent.name!r}"
@@ -998,6 +1026,8 @@ def packages(path: Path) -> list[str]:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
             raise KeptFileError(path, "not a regular file of at most 64 MiB")
+        if any(f.is_symlink() for f in path.parents[:2]):  # packages/<machine>/
+            raise KeptFileError(path, "a folder of it is a link: not read through")
         lines = path.read_bytes().decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise KeptFileError(path, f"unreadable ({e})") from None

@@ -84,7 +84,39 @@ def run(args: argparse.Namespace) -> int:
     command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
     # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
     # forkserver and measurements) and says so in one line
+    results = common.results_dir(config) / machine
+    before = _stamps(results)
     asv = Spawned(
         [*command, f"--python={args.python}", revisions], env=env, parent_signal=signal.SIGTERM
     )
-    return asv.wait()
+    code = asv.wait()
+    written = [p for p, stamp in _stamps(results).items() if before.get(p) != stamp]
+    print(closing(written, machine), flush=True)
+    return code
+
+
+def _stamps(folder: Path) -> dict[Path, int]:
+    return {p: p.stat().st_mtime_ns for p in folder.glob("*.json") if p.name != "machine.json"}
+
+
+def closing(written: list[Path], machine: str) -> str:
+    """What the run left and what to run next, in two lines."""
+    from tfbench.publish.results import checked_result
+
+    counts = {"measured": 0, "skipped": 0, "failed": 0}
+    for path in written:
+        try:
+            result = checked_result(path, machine)
+        except (ValueError, OSError) as e:
+            return f"tfbench: {path}: unreadable ({e})"
+        for key in result.get_all_result_keys():
+            for value in result.get_result_value(key, result.get_result_params(key)):
+                way = "failed" if value is None else "skipped" if value != value else "measured"
+                counts[way] += 1
+    where = ", ".join(os.path.relpath(p) for p in written) or f"no results file in {machine}/"
+    told = ", ".join(f"{n} {way}" for way, n in counts.items())
+    return (
+        f"tfbench: {where}: {told} point(s)\n"
+        "next: `tfbench report` (the release report) or `tfbench publish` (the site and the "
+        "report, in .asv/html; `asv preview` serves it)"
+    )

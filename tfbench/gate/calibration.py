@@ -85,10 +85,10 @@ def notice(results_dir: Path, here: cpu.Identity) -> str | None:
     lacking = missing(results_dir, here["id"])
     if not lacking:
         return None
-    told = {AA: "an A/A gate (tfbench gate R R)", PLANT: "a planted one (--plant 0.05)"}
+    told = {AA: "an A/A gate (tfbench gate R R)", PLANT: "a planted 5% (--plant 0.05)"}
     return (
-        f"time on cpu {here['id']}: no {' nor '.join(told[k] for k in lacking)} kept for "
-        "this CPU yet: its time rows hold on a reader not calibrated here"
+        f"time on cpu {here['id']}: not calibrated here ({' and '.join(told[k] for k in lacking)}"
+        " not kept for this CPU yet): its time rows hold on a reader uncalibrated on it"
     )
 
 

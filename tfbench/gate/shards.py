@@ -246,9 +246,11 @@ def merge(
     for shard in read:
         (cpu_id,) = shard["cpus"]
         for side, readings in ((before, shard["before"]), (after, shard["after"])):
-            for point, runs, missing in readings:
-                side.runs[point] = runs
-                side.missing[point] = missing
+            for point, runs, missing in readings:  # as Side.add keeps them: none empty
+                if runs:
+                    side.runs[point] = runs
+                if missing:
+                    side.missing[point] = missing
         for point, logs, was, skipped in shard["times"]:
             margin = shard["reader"]["margin"]
             timed[point] = verdict.Timed(

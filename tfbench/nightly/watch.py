@@ -121,7 +121,14 @@ def _adjacent(a: Build, b: Build, entries: list[Entry]) -> bool:
     build published before it): a sampled pair is not."""
     by_version = {e.version: e for e in entries}
     previous = by_version[b.version].before if b.version in by_version else None
-    while previous in by_version and previous != a.version and by_version[previous].broken:
+    seen = {b.version}  # a kept `before` is an older build; the walk ends even where not
+    while (
+        previous in by_version
+        and previous not in seen
+        and previous != a.version
+        and by_version[previous].broken
+    ):
+        seen.add(previous)
         previous = by_version[previous].before
     return previous == a.version
 

@@ -260,6 +260,8 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
     for relative, data in new.items():
         _no_link(target, relative)
         kept = target / relative
+        if kept.is_symlink() or (kept.exists() and not kept.is_file()):  # a FIFO would block
+            raise MergeError(f"{kept}: not a regular file in the results; nothing merged")
         if not kept.exists():
             done.added.append(relative)
         elif kept.read_bytes() != data:

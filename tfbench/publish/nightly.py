@@ -118,6 +118,6 @@ def render(results_dir: Path, graphs: bool = False) -> str | None:
         out += _machine(name, entries)
     if problems:
         out.append("<h2>Files skipped</h2>")
-        out += [f"<p>{html.escape(p)}</p>" for p in problems]
+        out += [f"<p>{html.escape(escape.local(p, results_dir))}</p>" for p in problems]
     out.append("</body></html>")
     return "\n".join(out)

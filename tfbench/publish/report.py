@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tfbench import escape
 from tfbench.figures import BY_NAME, SLOPE
 from tfbench.gate.rules import CONFIRM_READINGS, RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
@@ -378,7 +379,9 @@ def build(data: Data) -> Report:
         _machine(data, m, next((o for o, r in held.items() if r > held[m.machine]), None))
         for m in data.machines.values()
     ]
-    return Report(list(dict.fromkeys(data.problems)), machines)
+    return Report(
+        list(dict.fromkeys(escape.local(p, data.results_dir) for p in data.problems)), machines
+    )
 
 
 def verdict_parts(verdict: claims.Verdict) -> tuple[str, list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,19 @@ BENCHMARK_NAME = grammar.DOTTED
 PARAM_VALUE = grammar.LITERAL  # asv's repr of a str, int, float, None
 
 
+# What asv's pages show of an entry besides its name and params: a pretty name and a unit
+# they build into HTML as they are (refused unless plain), the kind, and the code they show
+# as an HTML tooltip (escaped where the site is built: site._readable_copy).
+PRETTY_NAME = re.compile(r"[A-Za-z0-9_ .,:()+-]{1,200}")
+UNIT = re.compile(r"[A-Za-z0-9 ()/,.%-]{1,40}")
+TYPES = {"time", "timeraw", "peakmemory", "memory", "track"}
+CODE_LIMIT = 1 << 16  # characters: a benchmark's source, as asv keeps it
+DATE_LIMIT = 10**14  # milliseconds: asv's dates (of the commit) stop short of year 5000
+
+
 def unsafe_benchmark(name: str, bench: dict) -> str | None:
-    """Why a benchmark's name or param values cannot be shown, or None."""
+    """Why a benchmark's entry cannot be shown, or None: its name, params and param names,
+    and every other field asv's pages show."""
     if not BENCHMARK_NAME.fullmatch(name):
         return f"benchmark name {name!r} is not dotted identifiers"
     for values in bench.get("params") or []:
@@ -87,7 +99,24 @@ def unsafe_benchmark(name: str, bench: dict) -> str | None:
     for param in bench.get("param_names") or []:
         if not isinstance(param, str) or not param.isidentifier():
             return f"benchmark {name} has a param name {param!r} that is no identifier"
+    pretty = bench.get("pretty_name")
+    if pretty is not None and not (isinstance(pretty, str) and PRETTY_NAME.fullmatch(pretty)):
+        return f"benchmark {name} has a pretty_name {_cut(pretty)} that is no plain text"
+    unit = bench.get("unit")
+    if unit is not None and not (isinstance(unit, str) and UNIT.fullmatch(unit)):
+        return f"benchmark {name} has a unit {_cut(unit)} that is no plain text"
+    if bench.get("type") not in TYPES:
+        return f"benchmark {name} has a type {_cut(bench.get('type'))} asv does not know"
+    code = bench.get("code", "")
+    if not isinstance(code, str) or len(code) > CODE_LIMIT:
+        return f"benchmark {name} has a code that is no text of at most {CODE_LIMIT} characters"
     return None
+
+
+def _cut(value: Any) -> str:
+    """A refused value as one short line."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def machine_name(machine_json: Path) -> str:
@@ -124,7 +153,7 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
             try:
                 good[machine_json][1].append((path, checked_result(path, name)))
             except (util.UserError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
-                problems.append(f"{path}: {e}")
+                problems.append(f"{path}: {' '.join(str(e).split())}")
     return good, problems
 
 
@@ -133,6 +162,8 @@ def checked_result(path: Path, machine: str) -> Results:
     paths of its probes and packages files are made of."""
     if path.is_symlink() or not path.is_file():  # a link, a FIFO (which would block), a device
         raise ValueError("not a regular file: not a results file")
+    if path.parent.is_symlink():
+        raise ValueError("its machine's folder is a link: not read through")
     if path.stat().st_size > keptfiles.MAX_BYTES:
         raise ValueError(f"larger than {keptfiles.MAX_BYTES >> 20} MiB")
     try:
@@ -149,11 +180,25 @@ def checked_result(path: Path, machine: str) -> Results:
         raise ValueError(f"environment name {result.env_name!r} is no plain name")
     if not grammar.COMMIT.fullmatch(str(result.commit_hash)):
         raise ValueError(f"commit {result.commit_hash!r} is no commit hash")
-    for key in result.get_all_result_keys():
-        values = result.get_result_value(key, result.get_result_params(key))
-        if not all(_value(v) for v in values):
-            raise ValueError(f"{key}: a value that is no figure")
+    if result.date is not None and not (
+        isinstance(result.date, int) and 0 <= result.date <= DATE_LIMIT
+    ):
+        raise ValueError(f"date {_cut(result.date)} is no time in milliseconds")
+    _figures(result)
     return result
+
+
+def _figures(result: Results) -> None:
+    """ValueError unless every value and sample (which the gate reads) is a figure."""
+    for key in result.get_all_result_keys():
+        params = result.get_result_params(key)
+        if not all(_value(v) for v in result.get_result_value(key, params)):
+            raise ValueError(f"{key}: a value that is no figure")
+        for samples in result.get_result_samples(key, params):
+            if samples is not None and not (
+                isinstance(samples, list) and all(_value(v) and v is not None for v in samples)
+            ):
+                raise ValueError(f"{key}: samples that are no figures")
 
 
 def _value(value: Any) -> bool:
@@ -162,7 +207,7 @@ def _value(value: Any) -> bool:
         return True
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return math.isnan(value) or abs(value) <= grammar.NUMBER_LIMIT
+    return abs(value) <= grammar.NUMBER_LIMIT or (isinstance(value, float) and math.isnan(value))
 
 
 def _values(result: Results, versions: dict[str, str]):
@@ -186,10 +231,12 @@ def load(conf: Config) -> Data:
     """Every machine's results for the release commits; unreadable files are named and skipped."""
     benchmarks, problems = {}, []
     try:
+        keptfiles.load(Path(conf.results_dir) / "benchmarks.json")  # regular, bounded, JSON
         loaded = dict(Benchmarks.load(conf))
-    except (util.UserError, ValueError, KeyError, TypeError, OSError) as e:
+    except (util.UserError, ValueError, KeyError, TypeError, AttributeError, OSError) as e:
         loaded = {}
-        problems.append(f"{Path(conf.results_dir) / 'benchmarks.json'}: {e}")
+        said = " ".join(str(e).split())  # asv's say it in two lines
+        problems.append(f"{Path(conf.results_dir) / 'benchmarks.json'}: {said}")
     for name, bench in loaded.items():
         why = unsafe_benchmark(name, bench)
         if why:

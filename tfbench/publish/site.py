@@ -15,11 +15,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from html import escape as html_escape
 from pathlib import Path
 
 from asv.config import Config
 
-from tfbench import keptfiles
+from tfbench import escape, keptfiles
 from tfbench.history.asvconf import derived_config, load_config
 from tfbench.publish import (
     assets,
@@ -64,23 +65,25 @@ def read(conf_path: str | Path) -> results.Data:
     """The results of a configuration; each unreadable results file is named on stderr."""
     data = results.load(load_config(conf_path))
     for problem in data.problems:
-        print(f"tfbench: skipped {problem}", file=sys.stderr)
+        print(f"tfbench: skipped {escape.plain(problem)}", file=sys.stderr)
     return data
 
 
 def _readable_copy(conf: Config, data: results.Data, target: Path) -> None:
-    """The results asv can publish safely: benchmarks.json without refused entries, and
-    each machine's readable files."""
+    """The results asv can publish safely: benchmarks.json without refused entries, its
+    code HTML-escaped (asv's pages show it as an HTML tooltip: the source then reads as
+    written, `<` and `&` included), and each machine's readable files."""
     source = Path(conf.results_dir)
     target.mkdir(parents=True)
     try:
-        index = json.loads((source / "benchmarks.json").read_text())
-    except (OSError, ValueError) as e:
-        raise PublishError(
-            f"{source / 'benchmarks.json'} is unreadable ({e}): nothing to "
-            "publish (`asv run` writes it again)"
-        ) from e
+        index = keptfiles.load(source / "benchmarks.json")
+    except keptfiles.KeptFileError as e:
+        raise PublishError(f"{e}: nothing to publish (`asv run` writes it again)") from e
+    if not isinstance(index, dict):
+        raise PublishError(f"{source / 'benchmarks.json'}: not an object: nothing to publish")
     kept = {k: v for k, v in index.items() if k == "version" or k in data.benchmarks}
+    for name in data.benchmarks:
+        kept[name] = kept[name] | {"code": html_escape(kept[name].get("code", ""))}
     (target / "benchmarks.json").write_text(json.dumps(kept))
     for machine_json, paths in data.files.items():
         folder = target / machine_json.parent.name
@@ -145,9 +148,9 @@ def _nightly_graphs(data: results.Data, scratch: Path) -> Path | None:
     if not found:
         return None
     described = {m: data.results_dir / m / "machine.json" for m in found}
-    try:
+    try:  # a machine.json the report skipped (named there) describes no nightly graph
         return nightly_graphs.build(
-            found, {m: p for m, p in described.items() if p.is_file()}, scratch
+            found, {m: p for m, p in described.items() if p in data.files}, scratch
         )
     except (RuntimeError, keptfiles.KeptFileError) as e:
         raise PublishError(str(e)) from e
