@@ -155,9 +155,21 @@ _TEXTS = ("error", "heap_note", "method", "leak_basis", "tf_version", "release")
 _SERIES = ("rss_bytes", "heap_bytes")
 _NUMBERS = tuple(
     {f.field for f in figures.FIGURES if f.field and f.kind != figures.VERDICT} - set(_SERIES)
-) + ("iterations", "warmup", "warmup_run", "repeats", "measured", "budget_bytes", "import_seconds")
+)
+# a measurement's own counts, sizes and times: none below 0
+_COUNTS = (
+    *("iterations", "warmup", "warmup_run", "repeats", "measured", "budget_bytes"),
+    "import_seconds",
+)
 _VERDICTS = ("leak", "rss_leak")
 _INTERVALS = tuple(f.interval for f in figures.FIGURES if f.interval)
+
+
+def _not_negative(value: Any, where: str) -> float:
+    found = grammar.number(value, where)
+    if found < 0:
+        raise Invalid(where, f"{found!r} is below 0")
+    return found
 
 
 def _interval(value: Any, where: str) -> list[float]:
@@ -181,6 +193,7 @@ def record(value: Any, where: str) -> dict[str, Any]:
         "status": grammar.one_of(STATUSES),
         **dict.fromkeys(_TEXTS, optional(grammar.text)),
         **dict.fromkeys(_NUMBERS, optional(grammar.number)),
+        **dict.fromkeys(_COUNTS, optional(_not_negative)),
         **dict.fromkeys(_SERIES, optional(_series)),
         **dict.fromkeys(_VERDICTS, optional(grammar.boolean)),
         **dict.fromkeys(_INTERVALS, optional(_interval)),

@@ -71,8 +71,12 @@ class Found:
 
 
 def figure(metric: str, reading: Reading) -> float | None:
-    """The number a metric reads from one reading (a verdict as 1 or 0)."""
-    return figures.named(metric).of(reading)
+    """The number a metric reads from one reading (a verdict as 1 or 0); None where the
+    reading holds none (a kept series where a number stands: a step's, not a footprint's)."""
+    found = figures.named(metric).of(reading)
+    if isinstance(found, bool):
+        return float(found)
+    return found if isinstance(found, int | float) else None
 
 
 def figure_text(metric: str, value: float | None, per: str = "iteration") -> str:

@@ -73,15 +73,23 @@ def _verdicts(run: keptfiles.GateRun, machine: str) -> Verdicts:
     return found
 
 
+def _runs(
+    results_dir: Path, pair: tuple[str, str], problems: list[str]
+) -> list[tuple[Path, keptfiles.GateRun]]:
+    """The pair's kept gate runs of every machine; those not of their form named."""
+    found = []
+    for path in sorted((results_dir / kept.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")):
+        try:
+            found.append((path, keptfiles.gate_run(path)))
+        except keptfiles.KeptFileError as e:
+            problems.append(str(e))
+    return found
+
+
 def read(results_dir: Path, pair: tuple[str, str], problems: list[str]) -> ByCpu | None:
     """The pair's time on each CPU that read it, or None where fewer than two did."""
     by: Verdicts = {}
-    for path in sorted((results_dir / kept.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")):
-        try:
-            run = keptfiles.gate_run(path)
-        except keptfiles.KeptFileError as e:
-            problems.append(str(e))
-            continue
+    for path, run in _runs(results_dir, pair, problems):
         for named, points in _verdicts(run, path.parent.name).items():
             by.setdefault(named, {}).update(points)
     if len(by) < 2:
@@ -107,12 +115,7 @@ def point(
     and interval (a run kept before points were: `different` from its rows, `unknown` where
     it names the point, else `no row`)."""
     found = []
-    for path in sorted((results_dir / kept.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")):
-        try:
-            run = keptfiles.gate_run(path)
-        except keptfiles.KeptFileError as e:
-            problems.append(str(e))
-            continue
+    for path, run in _runs(results_dir, pair, problems):
         unnamed = f"a CPU not recorded ({path.parent.name})"
         for p in run["time"]["points"]:
             if p["point"] == name:
