@@ -40,18 +40,23 @@ class KeptFileError(ValueError):
         super().__init__(f"{path}: {self.why}")
 
 
+def regular(path: Path, inside: int = 0) -> None:
+    """KeptFileError unless the file is one to open: a regular file (not a link, a FIFO
+    that would block, a device) in `inside` folders of the results none of which is a link
+    (gate/<machine>/: 2), of at most MAX_BYTES."""
+    if path.is_symlink() or not path.is_file():
+        raise KeptFileError(path, "not a regular file")
+    linked = next((f for f in path.parents[:inside] if f.is_symlink()), None)
+    if linked is not None:
+        raise KeptFileError(path, f"its folder {linked.name} is a link: not read through")
+    if path.stat().st_size > MAX_BYTES:
+        raise KeptFileError(path, f"larger than {MAX_BYTES >> 20} MiB")
+
+
 def load(path: Path, inside: int = 0) -> Any:
-    """A kept file's JSON: a regular file (not a link) in `inside` folders of the results
-    none of which is a link (gate/<machine>/: 2), at most MAX_BYTES, UTF-8, strict JSON (no
-    NaN)."""
+    """A kept file's JSON: a file `regular` allows, UTF-8, strict JSON (no NaN)."""
     try:
-        if path.is_symlink() or not path.is_file():
-            raise KeptFileError(path, "not a regular file")
-        linked = next((f for f in path.parents[:inside] if f.is_symlink()), None)
-        if linked is not None:
-            raise KeptFileError(path, f"its folder {linked.name} is a link: not read through")
-        if path.stat().st_size > MAX_BYTES:
-            raise KeptFileError(path, f"larger than {MAX_BYTES >> 20} MiB")
+        regular(path, inside)
         return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
     except (OSError, UnicodeDecodeError) as e:
         raise KeptFileError(path, f"unreadable ({e})") from None
@@ -249,10 +254,10 @@ class Elsewhere(TypedDict):
 
 def _elsewhere(value: Any, where: str) -> Elsewhere:
     data = grammar.obj(value, where)
-    ratio, low, high = _estimate(data, where)
+    answer, ratio, low, high = _answered(data, where, (*ANSWERS[:3], "no row"))
     return Elsewhere(
         cpu=field(data, "cpu", grammar.machine_text, where),
-        answer=_answered(data, where, (*ANSWERS[:3], "no row"), (ratio, low, high)),
+        answer=answer,
         ratio=ratio,
         low=low,
         high=high,
@@ -344,11 +349,11 @@ def _limits(value: Any, where: str) -> Limits:
 
 def _compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compared:
     data = grammar.obj(value, where)
-    ratio, low, high = _estimate(data, where)
+    answer, ratio, low, high = _answered(data, where, ANSWERS)
     return Compared(
         old=field(data, "old", build, where),
         new=field(data, "new", build, where),
-        answer=_answered(data, where, ANSWERS, (ratio, low, high)),
+        answer=answer,
         ratio=ratio,
         low=low,
         high=high,
@@ -614,27 +619,25 @@ def _estimate(data: dict[str, Any], where: str) -> tuple[Any, Any, Any]:
     return ratio, low, high
 
 
-def _answered(
-    data: dict[str, Any], where: str, answers: tuple[str, ...], estimate: tuple[Any, Any, Any]
-) -> str:
-    """An answer among `answers`; `different` only with an estimate (_estimate's) whose
-    interval holds no change (the reader's rule: the interval beyond the margin on one side)."""
+def _answered(data: dict[str, Any], where: str, answers: tuple[str, ...]) -> tuple[Any, ...]:
+    """An answer among `answers` and its estimate (_estimate's); `different` only with an
+    interval that holds no change (the reader's rule: beyond the margin on one side)."""
     answer = field(data, "answer", grammar.one_of(answers), where)
-    ratio, low, high = estimate
+    ratio, low, high = _estimate(data, where)
     if answer == "different" and (ratio is None or low <= 1 <= high):
         raise Invalid(f"{where}.answer", "different, but no interval apart from no change")
-    return answer
+    return answer, ratio, low, high
 
 
 def _time_point(value: Any, where: str) -> TimePoint:
     """A gate's time point (tfbench.pairs.timing.summary): an estimate within its interval,
     or none of the three."""
     data = grammar.obj(value, where)
-    ratio, low, high = _estimate(data, where)
+    answer, ratio, low, high = _answered(data, where, ANSWERS[:3])
     return TimePoint(
         point=field(data, "point", grammar.point, where),
         cpu=optional(grammar.matching(cpu.ID))(data.get("cpu"), f"{where}.cpu"),
-        answer=_answered(data, where, ANSWERS[:3], (ratio, low, high)),
+        answer=answer,
         ratio=ratio,
         low=low,
         high=high,
@@ -1037,10 +1040,7 @@ def packages(path: Path) -> list[str]:
     """What an asv environment held (results/packages/<machine>/<record>.txt): a `# ` header
     line, then name==version a line."""
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_BYTES:
-            raise KeptFileError(path, "not a regular file of at most 64 MiB")
-        if any(f.is_symlink() for f in path.parents[:2]):  # packages/<machine>/
-            raise KeptFileError(path, "a folder of it is a link: not read through")
+        regular(path, 2)  # packages/<machine>/
         lines = path.read_bytes().decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise KeptFileError(path, f"unreadable ({e})") from None

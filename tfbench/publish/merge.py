@@ -274,6 +274,7 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
         )
     changed = [*done.added, *done.replaced]
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    old = target.parent / f"{target.name}-replaced" / stamp
     with _locked(target, changed):
         staged = Path(tempfile.mkdtemp(prefix=".tfbench-merge-", dir=target.parent))
         try:
@@ -282,7 +283,6 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
                 (staged / relative).write_bytes(new[relative])
                 if (staged / relative).read_bytes() != new[relative]:
                     raise MergeError(f"{relative}: not staged whole; nothing merged")
-            old = target.parent / f"{target.name}-replaced" / stamp
             for relative in done.replaced:
                 (old / relative).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(target / relative, old / relative)
@@ -291,15 +291,14 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
                 os.replace(staged / relative, target / relative)
         finally:
             shutil.rmtree(staged, ignore_errors=True)
-    done.kept_old = (target.parent / f"{target.name}-replaced" / stamp) if done.replaced else None
+    done.kept_old = old if done.replaced else None
     return done
 
 
 def _no_link(target: Path, relative: Path) -> None:
     """MergeError where the results or a folder in them on the way to a file is a link."""
-    where = target
-    for part in (None, *relative.parts[:-1]):
-        where = where / part if part else where
+    for k in range(len(relative.parts)):  # the results, then each folder below them
+        where = target.joinpath(*relative.parts[:k])
         if where.is_symlink():
             raise MergeError(
                 f"{where}: a link in the results, not written through; nothing merged"

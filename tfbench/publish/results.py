@@ -160,12 +160,10 @@ def readable_files(results_dir: Path) -> tuple[Readable, list[str]]:
 def checked_result(path: Path, machine: str) -> Results:
     """An asv results file, its names of the forms the report and the site show and the
     paths of its probes and packages files are made of."""
-    if path.is_symlink() or not path.is_file():  # a link, a FIFO (which would block), a device
-        raise ValueError("not a regular file: not a results file")
-    if path.parent.is_symlink():
-        raise ValueError("its machine's folder is a link: not read through")
-    if path.stat().st_size > keptfiles.MAX_BYTES:
-        raise ValueError(f"larger than {keptfiles.MAX_BYTES >> 20} MiB")
+    try:
+        keptfiles.regular(path, 1)  # <machine>/: asv reads it then
+    except keptfiles.KeptFileError as e:
+        raise ValueError(e.why) from None
     try:
         result = Results.load(str(path), machine_name=machine)
     except RecursionError:
