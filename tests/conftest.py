@@ -1,6 +1,9 @@
 import json
+import os
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (pytest-xdist, worksteal) the minutes-long tests start early and the unit tier's
     seconds fill the end, so that neither worker waits on the other's last test."""
     items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "browser")))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """Where TFBENCH_TEST_PROFILE names a file, one line per test joins it: its tier, wall
+    and CPU seconds (this worker's and its finished children's), read by `tfbench profile`."""
+    out = os.environ.get("TFBENCH_TEST_PROFILE")
+    if not out:
+        return (yield)
+    wall, cpu = time.monotonic(), _cpu_seconds()
+    try:
+        return (yield)
+    finally:
+        tier = next((m for m in ("browser", "slow") if item.get_closest_marker(m)), "unit")
+        line = {
+            "test": item.nodeid,
+            "tier": tier,
+            "wall": round(time.monotonic() - wall, 3),
+            "cpu": round(_cpu_seconds() - cpu, 3),
+        }
+        with open(out, "a") as f:  # one short write a line: workers do not interleave
+            f.write(json.dumps(line) + "\n")
+
+
+def _cpu_seconds() -> float:
+    return sum(
+        u.ru_utime + u.ru_stime
+        for u in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
 
 
 def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -125,3 +125,30 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after):
     assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
     if child.returncode == 130:
         assert "interrupted" in err, err
+
+
+def test_an_interrupt_swallowed_by_a_callback_still_ends_the_run():
+    """An interrupt raised inside a weak reference's callback (as in an import lock's) is
+    only printed by Python, and the run would go on: the console script's watch sends it
+    again, so the run ends at once, in one line, 130."""
+    import subprocess
+    import sys
+
+    script = (
+        "import time, weakref\n"
+        "from tfbench import faults, __main__\n"
+        "faults.watch_interrupts()\n"
+        "class A: pass\n"
+        "def cb(_): raise KeyboardInterrupt\n"
+        "a = A(); r = weakref.ref(a, cb); del a\n"
+        "try:\n"
+        "    time.sleep(30)\n"
+        "except KeyboardInterrupt:\n"
+        "    raise SystemExit(faults.interrupted())\n"
+        "raise SystemExit(0)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20
+    )
+    assert run.returncode == 130, run.stderr
+    assert run.stderr.strip() == "tfbench: interrupted", run.stderr

@@ -3,14 +3,23 @@ too (a missing dependency), and an interrupt at any moment end as tfbench.faults
 
 import sys
 
-from tfbench.faults import crashed, interrupted
+from tfbench.faults import (
+    EXIT_INTERRUPTED,
+    crashed,
+    interrupted,
+    swallowed,
+    watch_interrupts,
+)
 
 
 def main() -> int:
+    watch_interrupts()
     try:
         from tfbench.cli import main as run
 
-        return run()
+        code = run()
+        # an interrupt sent again but never raised (the run ended first) is still one
+        return interrupted() if swallowed() and code != EXIT_INTERRUPTED else code
     except KeyboardInterrupt:  # during the imports (the command's own: cli.main)
         return interrupted()
     except Exception:

@@ -18,6 +18,7 @@ from tfbench.cli import (
     explain,
     gate,
     measure,
+    profile,
     publish,
     releases,
     results,
@@ -46,6 +47,7 @@ COMMANDS = (
     versions,
     watch,
     cpu,
+    profile,
 )
 
 

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from tfbench.cli import common
 from tfbench.cli.common import BadInput, Subcommands
@@ -53,12 +54,23 @@ def refusal(python: str, tracked: list[str], supports) -> str:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+class Planned(NamedTuple):
+    """README command 1's asv run: its command and environment, the revisions it measures
+    and the folder its results land in."""
+
+    command: list[str]
+    env: dict[str, str]
+    revisions: str
+    machine: str
+    results: Path
+
+
+def planned(args: argparse.Namespace) -> Planned:
+    """The asv run `args` ask for, its machine record made; BadInput where it cannot run."""
     from asv.machine import Machine
 
     from tfbench.gate import asvruns
     from tfbench.history import envs, releases
-    from tfbench.measure.spawn import Spawned
 
     config = common.config(args)
     tracked = common.tracked()
@@ -82,21 +94,30 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput(str(e)) from None
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
     command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
+    command += [f"--python={args.python}", revisions]
+    return Planned(command, env, revisions, machine, common.results_dir(config) / machine)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfbench.measure.spawn import Spawned
+
+    plan = planned(args)
+    before = stamps(plan.results)
     # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
     # forkserver and measurements) and says so in one line
-    results = common.results_dir(config) / machine
-    before = _stamps(results)
-    asv = Spawned(
-        [*command, f"--python={args.python}", revisions], env=env, parent_signal=signal.SIGTERM
-    )
-    code = asv.wait()
-    written = [p for p, stamp in _stamps(results).items() if before.get(p) != stamp]
-    print(closing(written, machine), flush=True)
+    code = Spawned(plan.command, env=plan.env, parent_signal=signal.SIGTERM).wait()
+    print(closing(written(plan.results, before), plan.machine), flush=True)
     return code
 
 
-def _stamps(folder: Path) -> dict[Path, int]:
+def stamps(folder: Path) -> dict[Path, int]:
+    """When each results file of a machine's folder was last written."""
     return {p: p.stat().st_mtime_ns for p in folder.glob("*.json") if p.name != "machine.json"}
+
+
+def written(folder: Path, before: dict[Path, int]) -> list[Path]:
+    """The results files written since `before` (stamps)."""
+    return [p for p, stamp in stamps(folder).items() if before.get(p) != stamp]
 
 
 def closing(written: list[Path], machine: str) -> str:

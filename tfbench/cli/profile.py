@@ -1,0 +1,120 @@
+"""`tfbench profile`: where the time of a release's run (README command 1) or of the tests
+(README command 2's pytest) goes, as Markdown tables; `--into` adds them, dated and with
+the CPU, to a document (docs/profile.md)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tfbench.cli import common
+from tfbench.cli.common import BadInput, Subcommands
+
+
+def add(sub: Subcommands) -> None:
+    p = sub.add_parser("profile", help="where the time of a release's run or of the tests goes")
+    what = p.add_subparsers(dest="what", required=True)
+    release = what.add_parser(
+        "release", help="run README command 1 (`tfbench run`) and profile it by phase"
+    )
+    release.add_argument("range", nargs="?", help="asv's revisions (as `tfbench run`)")
+    release.add_argument("--python", default=None, metavar="X.Y", help="as `tfbench run`")
+    release.add_argument("--machine", help="as `tfbench run`")
+    release.add_argument(
+        "--result", type=Path, help="profile this asv results file instead of running"
+    )
+    common.add_config(release)
+    tests = what.add_parser("tests", help="run the tests (README command 2's pytest), by test")
+    tests.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
+    for parser in (release, tests):
+        parser.add_argument("--into", type=Path, help="add the table, dated, to this document")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tfbench import profile
+
+    if args.what == "tests":
+        code, table = _tests(args.pytest_args)
+        title = "The tests (`pytest -q -n 2 --dist worksteal`)"
+    elif args.result:
+        result = _result(args.result)
+        table, code = profile.release_table(profile.release_rows(result, None)), 0
+        title = f"A kept release run: {args.result}"
+    else:
+        code, table, title = _release(args)
+    print(table)
+    if args.into:
+        _add(args.into, title, table)
+        common.progress(f"added to {args.into}")
+    return code
+
+
+def _tests(more: list[str]) -> tuple[int, str]:
+    from tfbench import profile
+
+    with tempfile.TemporaryDirectory(prefix="tfbench-profile-") as tmp:
+        lines = Path(tmp) / "tests.jsonl"
+        start = time.monotonic()
+        code = subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal", *more],
+            env=dict(os.environ, TFBENCH_TEST_PROFILE=str(lines)),
+        )
+        wall = time.monotonic() - start
+        found = profile.test_lines(lines) if lines.exists() else []
+    return code, profile.tests_table(found, wall)
+
+
+def _release(args: argparse.Namespace) -> tuple[int, str, str]:
+    from tfbench import profile
+    from tfbench.cli import run as run_command
+    from tfbench.measure.spawn import Spawned
+
+    args.python = args.python or run_command.THIS
+    planned = run_command.planned(args)
+    timeline = profile.Timeline()
+    start = time.monotonic()
+    before = run_command.stamps(planned.results)
+    # unbuffered: each line is stamped when asv writes it
+    env = dict(planned.env, PYTHONUNBUFFERED="1")
+    asv = Spawned(planned.command, env=env, stdout=subprocess.PIPE, parent_signal=signal.SIGTERM)
+    stream = asv.process.stdout
+    assert stream is not None
+    for raw in iter(stream.readline, b""):
+        line = raw.decode(errors="replace")
+        timeline.see(time.monotonic() - start, line)
+        sys.stdout.write(line)
+    code = asv.wait()
+    timeline.total = time.monotonic() - start
+    written = run_command.written(planned.results, before)
+    if len(written) != 1:
+        raise BadInput(f"the run wrote {len(written)} results files, not one: nothing to profile")
+    rows = profile.release_rows(_result(written[0]), timeline)
+    title = f"One release: `tfbench run {planned.revisions}` on Python {args.python}"
+    return code, profile.release_table(rows), title
+
+
+def _result(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+        data["result_columns"].index("duration")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise BadInput(f"{path}: not an asv results file ({e})") from None
+    return data
+
+
+def _add(document: Path, title: str, table: str) -> None:
+    from tfbench import cpu
+
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    head = f"## {now}: {title}\n\nCPU `{cpu.identity()['id']}`, {os.cpu_count()} cores.\n\n"
+    text = document.read_text() if document.exists() else "# Where the time goes\n"
+    document.write_text(f"{text.rstrip()}\n\n{head}{table}\n")

@@ -1,0 +1,137 @@
+"""Where the time of a release's asv run and of the test run goes (`tfbench profile`).
+
+A release: asv's own durations (each benchmark's and each `setup_cache`'s, which is where
+the probes run) from its results file, beside the times at which asv's output began its
+phases (creating and installing the environment, discovering the benchmarks); what is left
+of the run's wall time is asv's own (spawning, the forkserver's TensorFlow import, writing).
+The tests: one line per test (tests/conftest.py writes them where TFBENCH_TEST_PROFILE says).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# asv's lines that begin a phase outside the benchmarks, by the phase they begin
+PHASES = {
+    "environment": re.compile(r"Creating environments|Building for |Installing "),
+    "discovery": re.compile(r"Discovering benchmarks"),
+    "benchmarks": re.compile(r"Running \d+ total benchmarks|Benchmarking "),
+}
+KINDS = ("time", "peakmem", "track")
+
+
+@dataclass
+class Timeline:
+    """When asv's output began each phase, seconds from the run's start."""
+
+    marks: list[tuple[float, str]] = field(default_factory=list)
+    total: float = 0.0
+
+    def see(self, at: float, line: str) -> None:
+        for phase, pattern in PHASES.items():
+            if pattern.search(line):
+                self.marks.append((at, phase))
+                return
+
+    def seconds(self) -> dict[str, float]:
+        """Each phase's wall seconds: from its line to the next phase's (or the end)."""
+        spent: dict[str, float] = defaultdict(float)
+        for (at, phase), (end, _) in zip(self.marks, [*self.marks[1:], (self.total, "")]):
+            spent[phase] += end - at
+        return dict(spent)
+
+
+def release_rows(result: dict[str, Any], timeline: Timeline | None) -> list[tuple[str, float]]:
+    """(phase, seconds) of one asv results file, the probes and samples by family; with the
+    run's timeline, the environment, discovery and asv's own share of the wall time."""
+    rows: list[tuple[str, float]] = []
+    durations = result.get("durations", {})
+    probes: Counter[str] = Counter()
+    for name, seconds in durations.items():
+        found = re.fullmatch(r"<setup_cache (\w+):\d+>", name)
+        if found:
+            probes[found[1]] += seconds
+    samples: Counter[tuple[str, str]] = Counter()
+    column = result["result_columns"].index("duration")
+    for name, values in result["results"].items():
+        family, _, method = name.rpartition(".")
+        kind = method.partition("_")[0]
+        if len(values) > column and values[column] is not None and kind in KINDS:
+            samples[family.partition(".")[0], kind] += values[column]
+    if timeline:
+        spent = timeline.seconds()
+        rows += [(phase, spent.get(phase, 0.0)) for phase in ("environment", "discovery")]
+    rows += [(f"probes: {f}", s) for f, s in sorted(probes.items())]
+    for kind in KINDS:
+        rows += [(f"asv {kind}_: {f}", s) for (f, k), s in sorted(samples.items()) if k == kind]
+    if timeline:
+        inside = sum(probes.values()) + sum(samples.values())
+        rows.append(("asv's own (spawns, imports, writing)", spent.get("benchmarks", 0) - inside))
+        rows.append(("total", timeline.total))
+    else:
+        rows.append(("probes and samples", sum(probes.values()) + sum(samples.values())))
+    return rows
+
+
+def release_table(rows: list[tuple[str, float]]) -> str:
+    """A Markdown table of phases, with each one's share of the last row."""
+    whole = rows[-1][1] or 1.0
+    lines = ["| phase | seconds | share |", "|---|---:|---:|"]
+    lines += [f"| {name} | {s:.0f} | {100 * s / whole:.0f}% |" for name, s in rows]
+    return "\n".join(lines)
+
+
+def test_lines(path: Path) -> list[dict[str, Any]]:
+    """The profile's lines; a line that is not one is refused, naming the file and line."""
+    lines = []
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        try:
+            line = json.loads(text)
+            lines.append(
+                {
+                    "test": str(line["test"]),
+                    "tier": str(line["tier"]),
+                    "wall": float(line["wall"]),
+                    "cpu": float(line["cpu"]),
+                }
+            )
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{path}:{number}: not a test profile line") from None
+    return lines
+
+
+def tests_table(lines: Iterable[dict[str, Any]], wall: float | None, slowest: int = 20) -> str:
+    """By tier (tests, wall and CPU seconds summed over the workers), then the slowest."""
+    lines = list(lines)
+    tiers: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in lines:
+        tiers[line["tier"]].append(line)
+    out = [
+        "| tier | tests | wall s (sum) | CPU s (sum) | median wall s |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for tier, its in sorted(tiers.items(), key=lambda t: -sum(x["wall"] for x in t[1])):
+        wall_sum, cpu_sum = sum(x["wall"] for x in its), sum(x["cpu"] for x in its)
+        median = statistics.median(x["wall"] for x in its)
+        out.append(f"| {tier} | {len(its)} | {wall_sum:.0f} | {cpu_sum:.0f} | {median:.2f} |")
+    if wall is not None:
+        out.append(f"\nThe run's wall time: {wall:.0f} s.")
+    out += [
+        "",
+        f"The {slowest} slowest:",
+        "",
+        "| test | tier | wall s | CPU s |",
+        "|---|---|---:|---:|",
+    ]
+    for line in sorted(lines, key=lambda x: -x["wall"])[:slowest]:
+        out.append(
+            f"| `{line['test']}` | {line['tier']} | {line['wall']:.1f} | {line['cpu']:.1f} |"
+        )
+    return "\n".join(out)
