@@ -18,6 +18,7 @@ on top: tfbench imports it only by computed names, each declared (DYNAMIC)
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 cpu (the CPU a figure is read on; the standard library alone)  <-  keptfiles, probes, gate,
 history, nightly, publish, cli
+profile (where a run's and the tests' time goes; the standard library alone)  <-  cli
 """
 
 import ast
@@ -118,6 +119,8 @@ ALLOWED = {
         "explain",
         "versions",
         "nightly",
+        "probes",
+        "profile",
         "cli",
         "faults",
     },
@@ -126,6 +129,7 @@ ALLOWED = {
     "__main__": {"__main__", "cli", "faults"},
 }
 ALLOWED["cpu"] = {"cpu"}  # the CPU a figure is read on: the standard library alone
+ALLOWED["profile"] = {"profile"}  # where the time goes: the standard library alone
 for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):
     ALLOWED[reader].add("cpu")
 ALLOWED["paths"] = set()

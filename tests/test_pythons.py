@@ -113,6 +113,8 @@ def test_readme_command_1_ends_saying_what_it_measured_and_what_to_run_next(tmp_
     first, then = said.splitlines()
     measured = sum(1 for v in values if v is not None and v == v)
     assert f": {measured} measured, " in first and kept.name in first
+    assert first.endswith("each probe point read in 1 process")
+    assert closing([Path(path)], "linux-2cpu-24gb", 3).splitlines()[0].endswith("3 processes")
     assert "tfbench report" in then and "tfbench publish" in then
     assert "no results file" in closing([], "m").splitlines()[0]
 

@@ -28,7 +28,7 @@ from tfbench.history.envsync import asv_machine, folder_name, record_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
-from tfbench.targets import ScenarioTarget, Step, measure_spawned
+from tfbench.targets import DEFAULTS, Limits, ScenarioTarget, Step, measure_spawned
 
 Grid = dict[str, list[Record]]  # key -> each repeat's record
 Probes = dict[str, Grid]  # Costs class -> its grid, as kept
@@ -36,6 +36,9 @@ Probes = dict[str, Grid]  # Costs class -> its grid, as kept
 # each side's spread, not one number. `tfbench gate` measures once per round instead.
 REPEATS_VAR = "TFBENCH_REPEATS"
 REPEATS = int(os.environ.get(REPEATS_VAR, "3"))
+# A smoke run (the suite's test: whether every point runs, not what it reads): this many
+# iterations a point, a quarter of them warm-up, and its probes never kept.
+SMOKE_VAR = "TFBENCH_SMOKE_ITERATIONS"
 # The asv run's --bench, which `tfbench gate` passes its probes: a grid point no benchmark of
 # the run asks for is not measured (asv calls setup_cache for the whole grid).
 SELECTION = "TFBENCH_SELECTION"
@@ -116,7 +119,11 @@ def measure_grid(
             todo[key(values)] = point
         except scenarios.ParamError as e:
             grid[key(values)] = [{"status": "skipped", "error": str(e)}]
-    measured = measure_spawned(list(todo.values()) * repeats, workers=workers, imports=imports)
+    smoke = int(os.environ.get(SMOKE_VAR) or 0)
+    limits = Limits(iterations=smoke, warmup=smoke // 4) if smoke else DEFAULTS
+    measured = measure_spawned(
+        list(todo.values()) * repeats, limits, workers=workers, imports=imports
+    )
     for k, point_key in enumerate(todo):
         grid[point_key] = measured[k :: len(todo)]
     return grid
@@ -139,9 +146,9 @@ def path(results_dir: Path, machine: str, commit: str, env_name: str, flavour: s
 def keep(costs_class: str, grid: Grid) -> Path | None:
     """Write every repeat of every grid point into the probes file of the asv run under way
     (asv's ASV_COMMIT, ASV_CONF_DIR, ASV_ENV_NAME; its machine; TFBENCH_WHEELS): nothing is
-    written outside an asv run, nor for a machine whose name is no folder's."""
+    written outside an asv run, in a smoke run, nor for a machine whose name is no folder's."""
     commit, conf_dir = os.environ.get("ASV_COMMIT"), os.environ.get("ASV_CONF_DIR")
-    if not commit or not conf_dir:
+    if not commit or not conf_dir or os.environ.get(SMOKE_VAR):
         return None
     try:
         conf = asvconf.read(Path(conf_dir) / "asv.conf.json")

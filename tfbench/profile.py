@@ -34,11 +34,13 @@ class Timeline:
     marks: list[tuple[float, str]] = field(default_factory=list)
     total: float = 0.0
 
-    def see(self, at: float, line: str) -> None:
+    def see(self, at: float, line: str) -> bool:
+        """A line of asv's output as read so far: whether it begins a phase (at `at`)."""
         for phase, pattern in PHASES.items():
             if pattern.search(line):
                 self.marks.append((at, phase))
-                return
+                return True
+        return False
 
     def seconds(self) -> dict[str, float]:
         """Each phase's wall seconds: from its line to the next phase's (or the end)."""

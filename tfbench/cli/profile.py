@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from tfbench.cli import common
+from tfbench.cli import run as run_command
 from tfbench.cli.common import BadInput, Subcommands
 
 
@@ -25,13 +26,10 @@ def add(sub: Subcommands) -> None:
     release = what.add_parser(
         "release", help="run README command 1 (`tfbench run`) and profile it by phase"
     )
-    release.add_argument("range", nargs="?", help="asv's revisions (as `tfbench run`)")
-    release.add_argument("--python", default=None, metavar="X.Y", help="as `tfbench run`")
-    release.add_argument("--machine", help="as `tfbench run`")
+    run_command.add_arguments(release)
     release.add_argument(
         "--result", type=Path, help="profile this asv results file instead of running"
     )
-    common.add_config(release)
     tests = what.add_parser("tests", help="run the tests (README command 2's pytest), by test")
     tests.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     for parser in (release, tests):
@@ -75,10 +73,8 @@ def _tests(more: list[str]) -> tuple[int, str]:
 
 def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     from tfbench import profile
-    from tfbench.cli import run as run_command
     from tfbench.measure.spawn import Spawned
 
-    args.python = args.python or run_command.THIS
     planned = run_command.planned(args)
     timeline = profile.Timeline()
     start = time.monotonic()
@@ -88,17 +84,26 @@ def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     asv = Spawned(planned.command, env=env, stdout=subprocess.PIPE, parent_signal=signal.SIGTERM)
     stream = asv.process.stdout
     assert stream is not None
-    for raw in iter(stream.readline, b""):
-        line = raw.decode(errors="replace")
-        timeline.see(time.monotonic() - start, line)
-        sys.stdout.write(line)
+    # asv writes a phase's line as the phase begins and ends the line after it: each line is
+    # read as it is written, and marks a phase once
+    line, marked = "", False
+    while chunk := os.read(stream.fileno(), 65536).decode(errors="replace"):
+        sys.stdout.write(chunk)
+        for part in chunk.splitlines(keepends=True):
+            line += part
+            marked = marked or timeline.see(time.monotonic() - start, line)
+            if line.endswith("\n"):
+                line, marked = "", False
     code = asv.wait()
     timeline.total = time.monotonic() - start
     written = run_command.written(planned.results, before)
     if len(written) != 1:
         raise BadInput(f"the run wrote {len(written)} results files, not one: nothing to profile")
     rows = profile.release_rows(_result(written[0]), timeline)
-    title = f"One release: `tfbench run {planned.revisions}` on Python {args.python}"
+    title = (
+        f"One release: `tfbench run {planned.revisions} --repeats {args.repeats}` "
+        f"on Python {args.python}"
+    )
     return code, profile.release_table(rows), title
 
 

@@ -14,6 +14,9 @@ from tfbench.cli import common
 from tfbench.cli.common import BadInput, Subcommands
 
 THIS = "{}.{}".format(*sys.version_info[:2])
+# One process a probe point: a third of the run's probes, and within the gate's floors of
+# the history's median of three at every point of a release (docs/profile.md)
+FIRST_LOOK = 1
 
 
 def add(sub: Subcommands) -> None:
@@ -22,13 +25,27 @@ def add(sub: Subcommands) -> None:
         help="run the suite with asv: this machine, CPU, the newest tracked release this "
         "Python has a TensorFlow wheel for",
     )
-    r.add_argument(
+    add_arguments(r)
+    r.set_defaults(run=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """What says which run: `tfbench run`'s and `tfbench profile release`'s."""
+    parser.add_argument(
         "range", nargs="?", help="asv's revisions (default: the newest such release, vX^!)"
     )
-    r.add_argument("--python", default=THIS, metavar="X.Y", help=f"default: this one, {THIS}")
-    r.add_argument("--machine", help="asv machine name (default: this host's)")
-    common.add_config(r)
-    r.set_defaults(run=run)
+    parser.add_argument("--python", default=THIS, metavar="X.Y", help=f"default: this one, {THIS}")
+    parser.add_argument("--machine", help="asv machine name (default: this host's)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=FIRST_LOOK,
+        choices=range(1, 10),
+        metavar="N",
+        help=f"fresh processes each probe point is read in (default {FIRST_LOOK}: a first "
+        "look; the history's runs read three, and each point's spread with them)",
+    )
+    common.add_config(parser)
 
 
 def runnable(python: str, tracked: list[str], supports) -> list[str]:
@@ -86,7 +103,10 @@ def planned(args: argparse.Namespace) -> Planned:
     # asv finds pythonX.Y on PATH: the interpreter's own directory first; the machine names
     # the folder of the run's probes and packages records
     path = f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    from tfbench import probes
+
     env = dict(os.environ, PATH=path, TFBENCH_MACHINE=machine)
+    env[probes.REPEATS_VAR] = str(args.repeats)
     # `asv machine --yes --machine NAME` would overwrite NAME's record with the name alone
     try:
         asvruns.ensure_machine(machine, common.results_dir(config))
@@ -106,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
     # forkserver and measurements) and says so in one line
     code = Spawned(plan.command, env=plan.env, parent_signal=signal.SIGTERM).wait()
-    print(closing(written(plan.results, before), plan.machine), flush=True)
+    print(closing(written(plan.results, before), plan.machine, args.repeats), flush=True)
     return code
 
 
@@ -120,7 +140,7 @@ def written(folder: Path, before: dict[Path, int]) -> list[Path]:
     return [p for p, stamp in stamps(folder).items() if before.get(p) != stamp]
 
 
-def closing(written: list[Path], machine: str) -> str:
+def closing(written: list[Path], machine: str, repeats: int = FIRST_LOOK) -> str:
     """What the run left and what to run next, in two lines."""
     from tfbench.publish.results import checked_result
 
@@ -137,7 +157,8 @@ def closing(written: list[Path], machine: str) -> str:
     where = ", ".join(os.path.relpath(p) for p in written) or f"no results file in {machine}/"
     told = ", ".join(f"{n} {way}" for way, n in counts.items())
     return (
-        f"tfbench: {where}: {told} point(s)\n"
+        f"tfbench: {where}: {told} point(s); each probe point read in {repeats} "
+        f"process{'es' if repeats > 1 else ''}\n"
         "next: `tfbench report` (the release report) or `tfbench publish` (the site and the "
         "report, in .asv/html; `asv preview` serves it)"
     )
