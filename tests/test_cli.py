@@ -152,3 +152,31 @@ def test_an_interrupt_swallowed_by_a_callback_still_ends_the_run():
     )
     assert run.returncode == 130, run.stderr
     assert run.stderr.strip() == "tfbench: interrupted", run.stderr
+
+
+def test_an_error_an_interrupt_causes_is_the_interrupt():
+    """An import cut short by an interrupt fails as another error (numpy's C import as an
+    ImportError): after an interrupt, that is the interrupt's one line and 130, no crash."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, signal\n"
+        "from tfbench import faults\n"
+        "faults.watch_interrupts()\n"
+        "try:\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    except KeyboardInterrupt:\n"
+        "        raise ImportError('could not import module datetime')\n"
+        "except Exception:\n"
+        "    raise SystemExit(faults.crashed())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (run.returncode, run.stderr.strip()) == (130, "tfbench: interrupted"), run.stderr
+    run = subprocess.run(
+        [sys.executable, "-c", script.replace("faults.watch_interrupts()", "")],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 70 and "Traceback" in run.stderr  # no interrupt counted

@@ -7,7 +7,7 @@ from tfbench.faults import (
     EXIT_INTERRUPTED,
     crashed,
     interrupted,
-    swallowed,
+    was_interrupted,
     watch_interrupts,
 )
 
@@ -18,8 +18,8 @@ def main() -> int:
         from tfbench.cli import main as run
 
         code = run()
-        # an interrupt sent again but never raised (the run ended first) is still one
-        return interrupted() if swallowed() and code != EXIT_INTERRUPTED else code
+        # an interrupt a callback swallowed, sent again too late to be raised, is still one
+        return interrupted() if was_interrupted() and code != EXIT_INTERRUPTED else code
     except KeyboardInterrupt:  # during the imports (the command's own: cli.main)
         return interrupted()
     except Exception:
