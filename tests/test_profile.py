@@ -113,3 +113,14 @@ def test_the_command_profiles_a_kept_run_into_a_document_and_refuses_another_fil
     bad.write_text("[]")
     refused = run_cli("profile", "release", "--result", str(bad))
     assert refused.returncode == 2 and f"{bad}: not an asv results file" in refused.stderr
+
+
+@pytest.mark.slow  # a pytest run of its own, on two workers
+def test_the_command_profiles_a_test_run_by_test(tmp_path):
+    document = tmp_path / "profile.md"
+    run = run_cli("profile", "tests", "tests/test_chain.py", "--into", str(document))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
+    named = {line.split("`")[1] for line in run.stdout.splitlines() if line.startswith("| `")}
+    assert named and all(n.startswith("tests/test_chain.py::test_") for n in named)
+    assert "| unit |" in run.stdout and "The run's wall time:" in run.stdout
+    assert "The tests (`pytest -q -n 2 --dist worksteal`)" in document.read_text()

@@ -57,13 +57,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tests(more: list[str]) -> tuple[int, str]:
-    from tfbench import profile
+    import importlib.util
 
+    from tfbench import profile
+    from tfbench.paths import ROOT
+
+    if importlib.util.find_spec("pytest") is None:
+        raise BadInput("the tests need the test extra: pip install -e '.[tf,test]'")
     with tempfile.TemporaryDirectory(prefix="tfbench-profile-") as tmp:
         lines = Path(tmp) / "tests.jsonl"
         start = time.monotonic()
         code = subprocess.call(
             [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal", *more],
+            cwd=ROOT,
             env=dict(os.environ, TFBENCH_TEST_PROFILE=str(lines)),
         )
         wall = time.monotonic() - start
