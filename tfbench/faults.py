@@ -19,10 +19,10 @@ def crashed() -> int:
     """Said, with the traceback of the exception being handled: EXIT_CRASH; or, after an
     interrupt, the interrupt's line (an import cut short fails as another error: numpy's
     C import as an ImportError)."""
-    import traceback
-
     if _interrupts:
         return interrupted()
+    import traceback
+
     traceback.print_exc()
     print(f"tfbench: crashed (exit {EXIT_CRASH}): a fault of tfbench's own", file=sys.stderr)
     return EXIT_CRASH

@@ -36,8 +36,9 @@ Probes = dict[str, Grid]  # Costs class -> its grid, as kept
 # each side's spread, not one number. `tfbench gate` measures once per round instead.
 REPEATS_VAR = "TFBENCH_REPEATS"
 REPEATS = int(os.environ.get(REPEATS_VAR, "3"))
-# A smoke run (the suite's test: whether every point runs, not what it reads): this many
-# iterations a point, a quarter of them warm-up, and its probes never kept.
+# A smoke run (the suite's test, with asv's --quick, whose results asv does not save:
+# whether every point runs, not what it reads): this many iterations a point, a quarter of
+# them warm-up, and its probes never kept.
 SMOKE_VAR = "TFBENCH_SMOKE_ITERATIONS"
 # The asv run's --bench, which `tfbench gate` passes its probes: a grid point no benchmark of
 # the run asks for is not measured (asv calls setup_cache for the whole grid).

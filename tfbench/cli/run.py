@@ -86,6 +86,7 @@ def planned(args: argparse.Namespace) -> Planned:
     """The asv run `args` ask for, its machine record made; BadInput where it cannot run."""
     from asv.machine import Machine
 
+    from tfbench import probes
     from tfbench.gate import asvruns
     from tfbench.history import envs, releases
 
@@ -103,8 +104,6 @@ def planned(args: argparse.Namespace) -> Planned:
     # asv finds pythonX.Y on PATH: the interpreter's own directory first; the machine names
     # the folder of the run's probes and packages records
     path = f"{interpreter.parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    from tfbench import probes
-
     env = dict(os.environ, PATH=path, TFBENCH_MACHINE=machine)
     env[probes.REPEATS_VAR] = str(args.repeats)
     # `asv machine --yes --machine NAME` would overwrite NAME's record with the name alone
