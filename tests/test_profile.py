@@ -124,3 +124,22 @@ def test_the_command_profiles_a_test_run_by_test(tmp_path):
     assert named and all(n.startswith("tests/test_chain.py::test_") for n in named)
     assert "| unit |" in run.stdout and "The run's wall time:" in run.stdout
     assert "The tests (`pytest -q -n 2 --dist worksteal`)" in document.read_text()
+
+
+def test_a_results_file_from_elsewhere_is_refused_in_one_line_or_shown_escaped(tmp_path):
+    """A results file may come from another machine: a duration that is no number of
+    seconds is a one-line refusal; a name with markup is shown as text, not HTML."""
+    base = {"result_columns": ["result", "duration"], "durations": {}, "results": {}}
+    for bad in ({"<setup_cache loops:1>": "1e3"}, {"<setup_cache loops:1>": float("nan")}):
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(dict(base, durations=bad)))
+        refused = run_cli("profile", "release", "--result", str(path))
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.count("\n") == 1 and "not seconds" in refused.stderr
+    marked = {"<img src=x onerror=alert(1)>|x.Y.time_step": [None, 2.0]}
+    rows = profile.release_rows(dict(base, results=marked), None)
+    table = profile.release_table(rows)
+    assert "<img" not in table and "&lt;img" in table and "\\|x" in table
+    line = {"test": "tests/t.py::a`b", "tier": "<b>unit</b>", "wall": 1.0, "cpu": 1.0}
+    shown = profile.tests_table([line], None)
+    assert "``tests/t.py::a`b``" in shown and "<b>" not in shown

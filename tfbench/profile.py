@@ -5,6 +5,7 @@ the probes run) from its results file, beside the times at which asv's output be
 phases (creating and installing the environment, discovering the benchmarks); what is left
 of the run's wall time is asv's own (spawning, the forkserver's TensorFlow import, writing).
 The tests: one line per test (tests/conftest.py writes them where TFBENCH_TEST_PROFILE says).
+What either file names is escaped in the tables (a results file may come from elsewhere).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tfbench.escape import code, markdown
 
 # asv's lines that begin a phase outside the benchmarks, by the phase they begin
 PHASES = {
@@ -52,41 +55,52 @@ class Timeline:
 
 def release_rows(result: dict[str, Any], timeline: Timeline | None) -> list[tuple[str, float]]:
     """(phase, seconds) of one asv results file, the probes and samples by family; with the
-    run's timeline, the environment, discovery and asv's own share of the wall time."""
+    run's timeline, the environment, discovery and asv's own share of the wall time.
+    ValueError where the file is not of asv's form (it may come from another machine)."""
     rows: list[tuple[str, float]] = []
-    durations = result.get("durations", {})
-    probes: Counter[str] = Counter()
+    durations, results = result.get("durations", {}), result.get("results")
+    if not isinstance(durations, dict) or not isinstance(results, dict):
+        raise ValueError("durations and results are not objects")
+    probes: dict[str, float] = defaultdict(float)
     for name, seconds in durations.items():
         found = re.fullmatch(r"<setup_cache (\w+):\d+>", name)
         if found:
-            probes[found[1]] += seconds
-    samples: Counter[tuple[str, str]] = Counter()
+            probes[found[1]] += _seconds(name, seconds)
+    samples: dict[tuple[str, str], float] = defaultdict(float)
     column = result["result_columns"].index("duration")
-    for name, values in result["results"].items():
+    for name, values in results.items():
         family, _, method = name.rpartition(".")
         kind = method.partition("_")[0]
-        if len(values) > column and values[column] is not None and kind in KINDS:
-            samples[family.partition(".")[0], kind] += values[column]
+        if isinstance(values, list) and len(values) > column and values[column] is not None:
+            if kind in KINDS:
+                samples[family.partition(".")[0], kind] += _seconds(name, values[column])
     if timeline:
         spent = timeline.seconds()
         rows += [(phase, spent.get(phase, 0.0)) for phase in ("environment", "discovery")]
     rows += [(f"probes: {f}", s) for f, s in sorted(probes.items())]
     for kind in KINDS:
         rows += [(f"asv {kind}_: {f}", s) for (f, k), s in sorted(samples.items()) if k == kind]
+    inside = sum(probes.values()) + sum(samples.values())
     if timeline:
-        inside = sum(probes.values()) + sum(samples.values())
         rows.append(("asv's own (spawns, imports, writing)", spent.get("benchmarks", 0) - inside))
         rows.append(("total", timeline.total))
     else:
-        rows.append(("probes and samples", sum(probes.values()) + sum(samples.values())))
+        rows.append(("probes and samples", inside))
     return rows
+
+
+def _seconds(name: str, value: Any) -> float:
+    """A duration read from the file: a finite number of seconds, or ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e7:
+        raise ValueError(f"{name}: a duration of {value!r}, not seconds")
+    return float(value)
 
 
 def release_table(rows: list[tuple[str, float]]) -> str:
     """A Markdown table of phases, with each one's share of the last row."""
     whole = rows[-1][1] or 1.0
     lines = ["| phase | seconds | share |", "|---|---:|---:|"]
-    lines += [f"| {name} | {s:.0f} | {100 * s / whole:.0f}% |" for name, s in rows]
+    lines += [f"| {markdown(name)} | {s:.0f} | {100 * s / whole:.0f}% |" for name, s in rows]
     return "\n".join(lines)
 
 
@@ -122,7 +136,9 @@ def tests_table(lines: Iterable[dict[str, Any]], wall: float | None, slowest: in
     for tier, its in sorted(tiers.items(), key=lambda t: -sum(x["wall"] for x in t[1])):
         wall_sum, cpu_sum = sum(x["wall"] for x in its), sum(x["cpu"] for x in its)
         median = statistics.median(x["wall"] for x in its)
-        out.append(f"| {tier} | {len(its)} | {wall_sum:.0f} | {cpu_sum:.0f} | {median:.2f} |")
+        out.append(
+            f"| {markdown(tier)} | {len(its)} | {wall_sum:.0f} | {cpu_sum:.0f} | {median:.2f} |"
+        )
     if wall is not None:
         out.append(f"\nThe run's wall time: {wall:.0f} s.")
     out += [
@@ -134,6 +150,7 @@ def tests_table(lines: Iterable[dict[str, Any]], wall: float | None, slowest: in
     ]
     for line in sorted(lines, key=lambda x: -x["wall"])[:slowest]:
         out.append(
-            f"| `{line['test']}` | {line['tier']} | {line['wall']:.1f} | {line['cpu']:.1f} |"
+            f"| {code(line['test'])} | {markdown(line['tier'])} | {line['wall']:.1f} "
+            f"| {line['cpu']:.1f} |"
         )
     return "\n".join(out)

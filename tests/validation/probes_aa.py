@@ -39,8 +39,7 @@ def differences(before: dict, after: dict) -> tuple[int, list[str]]:
             old, new = record.combine(repeats), record.combine(after[costs][point])
             if (old["status"], _first(old)) != (new["status"], _first(new)):
                 found.append(
-                    f"{where}: {old['status']} {_first(old)!r} -> "
-                    f"{new['status']} {new.get('error')!r}"
+                    f"{where}: {old['status']} {_first(old)!r} -> {new['status']} {_first(new)!r}"
                 )
                 continue
             if not record.measured(old):

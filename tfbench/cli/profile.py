@@ -14,10 +14,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tfbench.cli import common
 from tfbench.cli import run as run_command
 from tfbench.cli.common import BadInput, Subcommands
+
+if TYPE_CHECKING:
+    from tfbench.profile import Timeline
 
 
 def add(sub: Subcommands) -> None:
@@ -44,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
         code, table = _tests(args.pytest_args)
         title = "The tests (`pytest -q -n 2 --dist worksteal`)"
     elif args.result:
-        result = _result(args.result)
-        table, code = profile.release_table(profile.release_rows(result, None)), 0
+        table, code = profile.release_table(_rows(args.result, None)), 0
         title = f"A kept release run: {args.result}"
     else:
         code, table, title = _release(args)
@@ -105,7 +108,7 @@ def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     written = run_command.written(planned.results, before)
     if len(written) != 1:
         raise BadInput(f"the run wrote {len(written)} results files, not one: nothing to profile")
-    rows = profile.release_rows(_result(written[0]), timeline)
+    rows = _rows(written[0], timeline)
     title = (
         f"One release: `tfbench run {planned.revisions} --repeats {args.repeats}` "
         f"on Python {args.python}"
@@ -113,13 +116,15 @@ def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     return code, profile.release_table(rows), title
 
 
-def _result(path: Path) -> dict:
+def _rows(path: Path, timeline: Timeline | None) -> list[tuple[str, float]]:
+    """The phases of an asv results file (profile.release_rows), or one line refusing it."""
+    from tfbench import keptfiles, profile
+
     try:
-        data = json.loads(path.read_text())
-        data["result_columns"].index("duration")
+        keptfiles.regular(path)
+        return profile.release_rows(json.loads(path.read_text()), timeline)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise BadInput(f"{path}: not an asv results file ({e})") from None
-    return data
 
 
 def _add(document: Path, title: str, table: str) -> None:
