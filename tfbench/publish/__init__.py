@@ -10,4 +10,5 @@ markdown  renders a Report to Markdown        (both renderers read only the Repo
 html      renders a Report to an HTML page
 assets    asv's CDN scripts and styles, vendored for an offline site
 site      `tfbench publish`: asv publish, assets, the report written beside the site
+asv_publish  asv's `publish` with each git range asked once (its regressions page's cost)
 """

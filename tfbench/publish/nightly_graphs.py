@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from tfbench import figures, keptfiles
 from tfbench.history.repo import Commit, chain
 from tfbench.nightly import builds, sentinels
 from tfbench.nightly.series import Entry
+from tfbench.publish import asv_publish
 
 FOLDER = "nightly"  # of the published site
 ENV = "tf-nightly"  # asv's environment name of the results
@@ -124,7 +124,7 @@ def build(found: dict[str, list[Entry]], machines: dict[str, Path], scratch: Pat
     config = scratch / "asv.conf.json"
     config.write_text(json.dumps(conf))
     run = subprocess.run(
-        [sys.executable, "-m", "asv", "publish", "--config", str(config)],
+        asv_publish.command(str(config)),
         capture_output=True,
         text=True,
     )

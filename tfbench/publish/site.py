@@ -24,6 +24,7 @@ from tfbench import escape, keptfiles
 from tfbench.history.asvconf import derived_config, load_config
 from tfbench.publish import (
     assets,
+    asv_publish,
     filed,
     html,
     markdown,
@@ -121,9 +122,7 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     config = derived_config(conf_path, scratch, results_dir=scratch / "results", html_dir=built)
     # its own session: an interrupt reaches tfbench alone, which ends asv's publish (run
     # kills it) and says so in one line; asv's own traceback is never printed
-    run = subprocess.run(
-        [sys.executable, "-m", "asv", "publish", "--config", str(config)], start_new_session=True
-    )
+    run = subprocess.run(asv_publish.command(str(config)), start_new_session=True)
     if run.returncode:
         raise PublishError(f"asv publish failed (exit {run.returncode})")
     graphs = _nightly_graphs(data, scratch / "nightly")

@@ -1,0 +1,33 @@
+"""asv's `publish`, each git range asked once: `python -m tfbench.publish.asv_publish ARGS`
+runs `asv ARGS`.
+
+asv's regressions page asks git for the commits of every jump's range, a subprocess each,
+once per graph and jump: two releases' results make 662 calls for one range, 6 s of asv
+publish's 8 (docs/profile.md). The repository does not change while asv publishes, so each
+range's answer is kept for the run.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+from asv.plugins.git import Git
+
+
+def command(config: str) -> list[str]:
+    """The command that publishes asv's pages of `config` (an asv.conf.json)."""
+    return [sys.executable, "-m", __name__, "publish", "--config", config]
+
+
+def _remember_ranges() -> None:
+    ask = Git.get_hashes_from_range
+    answers = functools.cache(lambda repo, spec: tuple(ask(repo, spec)))
+    Git.get_hashes_from_range = lambda repo, spec: list(answers(repo, spec))  # a copy each
+
+
+if __name__ == "__main__":
+    from asv.main import main
+
+    _remember_ranges()
+    main()
