@@ -98,8 +98,12 @@ def fault_in_like(pid: int) -> bool:
                     os.pread(pagemap.fileno(), 8 * ((high - low) // PAGE), 8 * (low // PAGE)),
                     dtype=np.uint64,
                 )
-                for page in np.flatnonzero(entries >> np.uint64(63)).tolist():  # present
-                    ctypes.string_at(low + page * PAGE, 1)
+                present = np.flatnonzero(entries >> np.uint64(63))
+                if present.size:  # a byte of each, read in one numpy call
+                    mapped = np.ctypeslib.as_array(
+                        (ctypes.c_ubyte * (high - low)).from_address(low)
+                    )
+                    mapped[present * PAGE].sum()
     except OSError:
         return False
     return True
