@@ -13,6 +13,7 @@ import pytest
 from conftest import scratch_asv_conf
 
 from tfbench import probes
+from tfbench.measure import parents
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,22 +44,27 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     """In this environment (asv's `--python=same`), nothing saved: every point has a value
     or a skip. Each probe point is read in one process of a few iterations, not the
     history's three of tens to hundreds: whether a pattern runs needs neither its spread
-    nor its slope (test_catalog and test_articles read those)."""
+    nor its slope (test_catalog and test_articles read those). As `tfbench run` runs it,
+    one measuring parent serves every family's probes."""
     pytest.importorskip("tensorflow")
     conf = scratch_asv_conf(tmp_path, tmp_path / "results")
     # HOME: asv's machine file
     env = {**os.environ, "HOME": str(tmp_path), probes.REPEATS_VAR: "1", probes.SMOKE_VAR: "8"}
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
-    run = subprocess.run(
-        [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr", "--machine", "ci"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=env,
-    )
+    with parents.shared() as shared:
+        run = subprocess.run(
+            [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr"]
+            + ["--machine", "ci"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            env={**env, **shared},
+        )
+        served = [p for p in Path(shared[parents.VAR]).parent.iterdir() if p.is_dir()]
     output = run.stdout + run.stderr
+    assert len(served) == 1, served
     assert run.returncode == 0, output[-5000:]
     assert "failed" not in output.lower(), output[-5000:]
     # a probe whose measuring process dies reads as a skip: none may

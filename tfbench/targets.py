@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench import scenarios
-from tfbench.measure import devices, heap, record, supervisor
+from tfbench.measure import devices, heap, parents, record, supervisor
 from tfbench.measure.child import measure_step
 from tfbench.measure.record import Record
 from tfbench.measure.spawn import Spawned
@@ -309,8 +310,9 @@ def isolated_env(tmp: Path, roots: list[str], counted: bool = False) -> dict[str
     files go to `tmp` as well: a forked reading exits without Python's exit handlers, which
     is where TensorFlow's autograph removes the modules it writes."""
     source = tmp / "code"
-    source.mkdir()
-    (source / "tfbench").symlink_to(PACKAGE)
+    if not source.exists():  # a shared parent's folder is made once (tfbench.measure.parents)
+        source.mkdir()
+        (source / "tfbench").symlink_to(PACKAGE)
     return dict(
         os.environ,
         TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
@@ -338,23 +340,41 @@ def run_isolated(
 
     Every measuring parent starts like this, whoever asks: a reading does not depend on
     what the caller's heap went through (asv's forkserver differs from one run to the next).
+    Within tfbench.measure.parents.shared(), a parent of the same interpreter and
+    environment serves every such request of the run (`python -m tfbench.targets` only).
     """
+    python, roots = limits.python or sys.executable, [_import_root(m) for m in imports]
     with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(
             json.dumps({**spec, "limits": limits.to_json(), "imports": list(imports)})
         )
-        env = isolated_env(Path(tmp), [_import_root(m) for m in imports], counted)
-        log = Path(tmp) / "log"
-        with open(log, "w") as printed:
-            exit_code = Spawned(
-                [limits.python or sys.executable, "-m", module, str(spec_path), str(out_path)],
-                stdout=printed if limits.quiet else sys.stderr,
-                stderr=subprocess.STDOUT if limits.quiet else None,
-                env=env,
-            ).wait()
+        folder = parents.folder_for(python, roots, counted, os.environ)
+        answer = None
+        if module == "tfbench.targets" and folder is not None:
+            made = not folder.exists()
+            folder.mkdir(exist_ok=True)
+            env = isolated_env(folder, roots, counted)
+            argv = [python, "-m", module]  # no arguments: it serves (_serve)
+            answer = parents.ask(folder, argv, env, spec_path, out_path)
+            if answer is None and made:  # no broker: nothing serves from there
+                shutil.rmtree(folder, ignore_errors=True)
+        if answer is not None:
+            exit_code, printed = answer["exit"] or 0, answer["printed"]
+            if not limits.quiet:
+                sys.stderr.write(printed)
+        else:
+            log = Path(tmp) / "log"
+            with open(log, "w") as shown:
+                exit_code = Spawned(
+                    [python, "-m", module, str(spec_path), str(out_path)],
+                    stdout=shown if limits.quiet else sys.stderr,
+                    stderr=subprocess.STDOUT if limits.quiet else None,
+                    env=isolated_env(Path(tmp), roots, counted),
+                ).wait()
+            printed = log.read_text(errors="replace")
         out = json.loads(out_path.read_text()) if out_path.exists() else None
-        last = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-20:])
+        last = "".join(printed.splitlines(keepends=True)[-20:])
     return out, exit_code, last
 
 
@@ -434,5 +454,19 @@ def _main(spec_path: str, out_path: str) -> None:
     Path(out_path).write_text(json.dumps(results))
 
 
+def _serve() -> None:
+    """A shared parent (tfbench.measure.parents): one request a line ([spec, out], as _main
+    takes them), each answered by a line once its out is written; it ends with its input."""
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # what anything prints goes to the log, not into the answers
+    for line in sys.stdin:
+        _main(*json.loads(line))
+        answers.write("done\n")
+        answers.flush()
+
+
 if __name__ == "__main__":
-    _main(*sys.argv[1:3])
+    if len(sys.argv) > 1:
+        _main(*sys.argv[1:3])
+    else:
+        _serve()

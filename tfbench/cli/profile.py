@@ -82,28 +82,32 @@ def _tests(more: list[str]) -> tuple[int, str]:
 
 def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     from tfbench import profile
+    from tfbench.measure import parents
     from tfbench.measure.spawn import Spawned
 
     planned = run_command.planned(args)
     timeline = profile.Timeline()
     start = time.monotonic()
     before = run_command.stamps(planned.results)
-    # unbuffered: each line is stamped when asv writes it
-    env = dict(planned.env, PYTHONUNBUFFERED="1")
-    asv = Spawned(planned.command, env=env, stdout=subprocess.PIPE, parent_signal=signal.SIGTERM)
-    stream = asv.process.stdout
-    assert stream is not None
-    # asv writes a phase's line as the phase begins and ends the line after it: each line is
-    # read as it is written, and marks a phase once
-    line, marked = "", False
-    while chunk := os.read(stream.fileno(), 65536).decode(errors="replace"):
-        sys.stdout.write(chunk)
-        for part in chunk.splitlines(keepends=True):
-            line += part
-            marked = marked or timeline.see(time.monotonic() - start, line)
-            if line.endswith("\n"):
-                line, marked = "", False
-    code = asv.wait()
+    with parents.shared() as shared:  # as `tfbench run` measures
+        # unbuffered: each line is stamped when asv writes it
+        env = dict(planned.env, PYTHONUNBUFFERED="1", **shared)
+        asv = Spawned(
+            planned.command, env=env, stdout=subprocess.PIPE, parent_signal=signal.SIGTERM
+        )
+        stream = asv.process.stdout
+        assert stream is not None
+        # asv writes a phase's line as the phase begins and ends the line after it: each line
+        # is read as it is written, and marks a phase once
+        line, marked = "", False
+        while chunk := os.read(stream.fileno(), 65536).decode(errors="replace"):
+            sys.stdout.write(chunk)
+            for part in chunk.splitlines(keepends=True):
+                line += part
+                marked = marked or timeline.see(time.monotonic() - start, line)
+                if line.endswith("\n"):
+                    line, marked = "", False
+        code = asv.wait()
     timeline.total = time.monotonic() - start
     written = run_command.written(planned.results, before)
     if len(written) != 1:

@@ -118,13 +118,17 @@ def planned(args: argparse.Namespace) -> Planned:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tfbench.measure import parents
     from tfbench.measure.spawn import Spawned
 
     plan = planned(args)
     before = stamps(plan.results)
     # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
-    # forkserver and measurements) and says so in one line
-    code = Spawned(plan.command, env=plan.env, parent_signal=signal.SIGTERM).wait()
+    # forkserver and measurements) and says so in one line; one measuring parent serves
+    # every family's probes
+    with parents.shared() as shared:
+        env = {**plan.env, **shared}
+        code = Spawned(plan.command, env=env, parent_signal=signal.SIGTERM).wait()
     print(closing(written(plan.results, before), plan.machine, args.repeats), flush=True)
     return code
 

@@ -1,0 +1,117 @@
+"""A run's shared measuring parent (tfbench.measure.parents): one process serves every
+request, reads as a fresh parent does, and ends with its run. No TensorFlow."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from test_spawn import alive
+
+from tfbench import targets
+from tfbench.measure import parents
+from tfbench.units import KiB, MiB
+
+SYNTHETIC = str(Path(__file__).with_name("synthetic.py"))
+LIMITS = targets.Limits(iterations=20, warmup=5, quiet=True)
+
+
+def _served(shared: dict[str, str]) -> list[Path]:
+    """The parents' folders: one an interpreter and environment."""
+    return [p for p in Path(shared[parents.VAR]).parent.iterdir() if p.is_dir()]
+
+
+def _parents() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children() if "tfbench.targets" in " ".join(p.cmdline())]
+
+
+def _retained(records: list) -> list[tuple[str, float]]:
+    return [(r["status"], r["retained_bytes_per_iteration"]) for r in records]
+
+
+def test_one_parent_serves_a_run_and_reads_as_a_fresh_one(monkeypatch):
+    steps = [targets.FunctionTarget(SYNTHETIC, f) for f in ("leak_1mib", "flat")]
+    fresh = targets.measure_spawned(steps, LIMITS, workers=2)
+    with parents.shared() as shared:
+        monkeypatch.setenv(parents.VAR, shared[parents.VAR])
+        runs = [targets.measure_spawned(steps, LIMITS, workers=2) for _ in range(3)]
+        (serving,) = _parents()
+        assert len(_served(shared)) == 1
+        monkeypatch.delenv(parents.VAR)
+    assert not alive(serving.pid) and not Path(shared[parents.VAR]).parent.exists()
+    for found in [fresh, *runs]:
+        (leak, kept), (flat, none) = _retained(found)
+        assert leak == flat == "ok"
+        assert kept == pytest.approx(MiB, rel=0.02) and abs(none) < 4 * KiB
+
+
+def test_a_parent_that_dies_is_a_died_record_and_the_next_request_starts_another(
+    tmp_path, monkeypatch
+):
+    killer = tmp_path / "killer.py"
+    killer.write_text("import os, signal\n\ndef step():\n    os.kill(os.getppid(), 9)\n")
+    with parents.shared() as shared:
+        monkeypatch.setenv(parents.VAR, shared[parents.VAR])
+        (died,) = targets.measure_spawned([targets.FunctionTarget(str(killer), "step")], LIMITS)
+        (after,) = targets.measure_spawned([targets.FunctionTarget(SYNTHETIC, "flat")], LIMITS)
+        monkeypatch.delenv(parents.VAR)
+    assert died["status"] == "error"
+    assert died["error"].startswith("the measuring process exited with code -9")
+    assert after["status"] == "ok"
+
+
+def test_without_its_broker_a_fresh_parent_measures(tmp_path, monkeypatch):
+    """The variable outlived its run (no socket answers): measured as outside one."""
+    monkeypatch.setenv(parents.VAR, str(tmp_path / "socket"))
+    (found,) = targets.measure_spawned([targets.FunctionTarget(SYNTHETIC, "flat")], LIMITS)
+    assert found["status"] == "ok"
+    assert not [p for p in tmp_path.iterdir() if p.is_dir() and any(p.iterdir())]
+
+
+def test_a_killed_run_leaves_no_parent_and_no_measurement(tmp_path):
+    """SIGKILL to the process holding the broker, mid-measurement: the parent ends with it
+    (the kernel's parent-death signal), and its child with the parent."""
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+                import os
+                from tfbench import targets
+                from tfbench.measure import parents
+                with parents.shared() as shared:
+                    os.environ.update(shared)
+                    step = targets.FunctionTarget({SYNTHETIC!r}, "hold_512mib")
+                    targets.measure_spawned([step], targets.Limits(iterations=1, warmup=0))
+            """),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline, measuring = time.monotonic() + 60, []
+        while time.monotonic() < deadline and not measuring:
+            time.sleep(0.2)
+            served = [
+                p
+                for p in psutil.Process(owner.pid).children(recursive=True)
+                if "tfbench.targets" in " ".join(p.cmdline())
+            ]
+            measuring = [c for p in served for c in p.children()]
+        assert measuring, "no measurement started"
+        owner.kill()
+        owner.wait()
+        gone = [*served, *measuring]
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(p.pid) for p in gone):
+            time.sleep(0.1)
+        assert not any(alive(p.pid) for p in gone)
+    finally:
+        owner.kill()
+        owner.wait()
+    assert os.path.exists(SYNTHETIC)
