@@ -2,9 +2,10 @@
 
 tfbench.targets.run_isolated starts a fresh measuring parent for every request, and each
 imports TensorFlow before it forks a child a reading; an asv run asks once a family (each
-Costs class's `setup_cache`). Within `shared()` (`tfbench run`, `tfbench profile release`)
-such requests go to a broker in the process that holds it. The first request of an
-interpreter and environment starts its parent (`python -m tfbench.targets`, no arguments:
+Costs class's `setup_cache`). Within `shared()` (`tfbench run`, `tfbench profile release`,
+and the history's asv runs through `python -m tfbench.measure.parents COMMAND`) such
+requests go to a broker in the process that holds it. The first request of an interpreter
+and environment starts its parent (`python -m tfbench.targets`, no arguments:
 targets._serve), in the environment run_isolated gives a fresh one with its own TMPDIR;
 every later request with the same interpreter, import roots and environment is answered by
 it: the request's modules imported, each target measured in a child forked from it, as a
@@ -23,8 +24,10 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -163,3 +166,18 @@ def ask(
         return None
     answer = json.loads(line) if line else None
     return None if answer is None or "refused" in answer else answer
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tfbench.measure.parents COMMAND...`: COMMAND (an asv run of the history:
+    .ci/measure) run with one measuring parent serving its probes; its exit code."""
+    if not argv:
+        print("usage: python -m tfbench.measure.parents COMMAND...", file=sys.stderr)
+        return 2
+    with shared() as env:
+        code = Spawned(argv, env={**os.environ, **env}, parent_signal=signal.SIGTERM).wait()
+    return code if code >= 0 else 128 - code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
