@@ -116,9 +116,14 @@ class _Broker:
             del self.parents[key]
         return answer
 
-    def close(self) -> None:
+    def close(self, interrupted: bool) -> None:
+        """No more requests; each parent stopped once idle, or at once where `interrupted`
+        (its request then ends with it, its answer lost with the run)."""
         self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
+        if interrupted:
+            for parent in list(self.parents.values()):
+                kill_group(parent.spawned.pid)
         self.thread.join()
 
 
@@ -131,8 +136,12 @@ def shared() -> Iterator[dict[str, str]]:
     broker = _Broker(folder)
     try:
         yield {VAR: str(folder / "socket")}
+    except BaseException:
+        broker.close(interrupted=True)
+        raise
+    else:
+        broker.close(interrupted=False)
     finally:
-        broker.close()
         shutil.rmtree(folder, ignore_errors=True)
 
 
