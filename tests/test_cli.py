@@ -162,6 +162,7 @@ def test_an_error_an_interrupt_causes_is_the_interrupt():
 
     script = (
         "import os, signal\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"  # even if started ignored
         "from tfbench import faults\n"
         "faults.watch_interrupts()\n"
         "try:\n"

@@ -85,7 +85,8 @@ def test_a_killed_run_leaves_no_parent_and_no_measurement(sig):
             sys.executable,
             "-c",
             textwrap.dedent(f"""
-                import os
+                import os, signal
+                signal.signal(signal.SIGINT, signal.default_int_handler)  # even if ignored
                 from tfbench import targets
                 from tfbench.measure import parents
                 with parents.shared() as shared:

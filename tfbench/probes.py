@@ -105,12 +105,13 @@ def measure_grid(
     repeats: int = REPEATS,
     asked: Callable[[tuple], bool] = lambda values: True,
 ) -> Grid:
-    """Probe every grid point `repeats` times, each in a child forked from one fresh process
-    (targets.measure_spawned: TensorFlow and `imports`, the modules that register the
-    family's scenarios, imported), two at a time, the whole grid once before it is measured
-    again (slow drift spreads over every point); a point its scenario lacks is a skip with
-    the reason, a point not `asked` for is left out. Whether a device is usable is asked in
-    the child: asking would start TensorFlow."""
+    """Probe every grid point `repeats` times, each in a child forked from one measuring
+    process (targets.measure_spawned: a fresh one, or the run's, tfbench.measure.parents;
+    TensorFlow and `imports`, the modules that register the family's scenarios, imported),
+    two at a time, the whole grid once before it is measured again (slow drift spreads over
+    every point); a point its scenario lacks is a skip with the reason, a point not `asked`
+    for is left out. Whether a device is usable is asked in the child: asking would start
+    TensorFlow."""
     grid: Grid = {}
     todo: dict[str, Step] = {}
     for values in filter(asked, itertools.product(*params)):
