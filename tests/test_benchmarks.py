@@ -48,8 +48,12 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     one measuring parent serves every family's probes."""
     pytest.importorskip("tensorflow")
     conf = scratch_asv_conf(tmp_path, tmp_path / "results")
-    # HOME: asv's machine file
-    env = {**os.environ, "HOME": str(tmp_path), probes.REPEATS_VAR: "1", probes.SMOKE_VAR: "8"}
+    # HOME: asv's machine file; TMPDIR: what asv's processes leave (TensorFlow's autograph
+    # files) stays here
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(temp)}
+    env.update({probes.REPEATS_VAR: "1", probes.SMOKE_VAR: "8"})
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
     with parents.shared() as shared:

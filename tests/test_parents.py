@@ -122,11 +122,13 @@ def test_a_killed_run_leaves_no_parent_and_no_measurement(sig):
 
 def test_the_command_runs_a_command_with_a_broker_and_passes_its_exit_code():
     """.ci/measure's asv run goes through it: the command sees the broker, exit 2 (asv's
-    "some benchmark failed") comes back as 2; no command is a usage line and 2."""
+    "some benchmark failed") comes back as 2, and what it leaves in its TMPDIR (asv's
+    processes exit without the handlers that remove TensorFlow's autograph files) goes with
+    it; no command is a usage line and 2."""
     module = [sys.executable, "-m", "tfbench.measure.parents"]
-    seen = subprocess.run(
-        [*module, "sh", "-c", f'test -S "${parents.VAR}" && exit 2'], capture_output=True
-    )
+    script = f'test -S "${parents.VAR}" && touch "$TMPDIR/left" && echo "$TMPDIR" && exit 2'
+    seen = subprocess.run([*module, "sh", "-c", script], capture_output=True, text=True)
     assert seen.returncode == 2, seen.stderr
+    assert seen.stdout.strip() and not Path(seen.stdout.strip()).exists()
     bare = subprocess.run(module, capture_output=True, text=True)
     assert bare.returncode == 2 and bare.stderr.startswith("usage:")

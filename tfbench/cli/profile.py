@@ -93,7 +93,11 @@ def _release(args: argparse.Namespace) -> tuple[int, str, str]:
         # unbuffered: each line is stamped when asv writes it
         env = dict(planned.env, PYTHONUNBUFFERED="1", **shared)
         asv = Spawned(
-            planned.command, env=env, stdout=subprocess.PIPE, parent_signal=signal.SIGTERM
+            planned.command,
+            env=env,
+            stdout=subprocess.PIPE,
+            parent_signal=signal.SIGTERM,
+            own_tmp=True,  # as `tfbench run`
         )
         stream = asv.process.stdout
         assert stream is not None

@@ -125,10 +125,10 @@ def run(args: argparse.Namespace) -> int:
     before = stamps(plan.results)
     # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
     # forkserver and measurements) and says so in one line; one measuring parent serves
-    # every family's probes
+    # every family's probes; asv's processes write in a folder removed after (own_tmp)
     with parents.shared() as shared:
         env = {**plan.env, **shared}
-        code = Spawned(plan.command, env=env, parent_signal=signal.SIGTERM).wait()
+        code = Spawned(plan.command, env=env, parent_signal=signal.SIGTERM, own_tmp=True).wait()
     print(closing(written(plan.results, before), plan.machine, args.repeats), flush=True)
     return code
 

@@ -183,8 +183,9 @@ def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m tfbench.measure.parents COMMAND...", file=sys.stderr)
         return 2
-    with shared() as env:
-        code = Spawned(argv, env={**os.environ, **env}, parent_signal=signal.SIGTERM).wait()
+    with shared() as env:  # asv's processes write in a folder removed after (own_tmp)
+        environ = {**os.environ, **env}
+        code = Spawned(argv, env=environ, parent_signal=signal.SIGTERM, own_tmp=True).wait()
     return code if code >= 0 else 128 - code
 
 
