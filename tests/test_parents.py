@@ -4,6 +4,7 @@ request, reads as a fresh parent does, and ends with its run. No TensorFlow."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,6 +98,7 @@ def test_a_killed_run_leaves_no_parent_and_no_measurement(sig):
         ],
         stderr=subprocess.DEVNULL,
     )
+    folder = Path("/nonexistent")
     try:
         deadline, measuring = time.monotonic() + 60, []
         while time.monotonic() < deadline and not measuring:
@@ -108,6 +110,7 @@ def test_a_killed_run_leaves_no_parent_and_no_measurement(sig):
             ]
             measuring = [c for p in served for c in p.children()]
         assert measuring, "no measurement started"
+        folder = Path(served[0].environ()["TMPDIR"]).parent  # the broker's
         os.kill(owner.pid, sig)
         owner.wait(timeout=10)  # the step holds on for 30 s
         gone = [*served, *measuring]
@@ -115,9 +118,12 @@ def test_a_killed_run_leaves_no_parent_and_no_measurement(sig):
         while time.monotonic() < deadline and any(alive(p.pid) for p in gone):
             time.sleep(0.1)
         assert not any(alive(p.pid) for p in gone)
+        # interrupted, the broker removes its folder; killed, nothing can
+        assert folder.exists() == (sig == signal.SIGKILL)
     finally:
         owner.kill()
         owner.wait()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_the_command_runs_a_command_with_a_broker_and_passes_its_exit_code():
