@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import scratch_asv_conf
+from test_parents import served_folders
 
 from tfbench import probes
 from tfbench.measure import parents
@@ -66,7 +67,7 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
             timeout=1800,
             env={**env, **shared},
         )
-        served = [p for p in Path(shared[parents.VAR]).parent.iterdir() if p.is_dir()]
+        served = served_folders(shared)
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-5000:]
     assert len(served) == 1, served  # one parent served every family

@@ -24,7 +24,7 @@ SYNTHETIC = str(Path(__file__).with_name("synthetic.py"))
 LIMITS = targets.Limits(iterations=20, warmup=5, quiet=True)
 
 
-def _served(shared: dict[str, str]) -> list[Path]:
+def served_folders(shared: dict[str, str]) -> list[Path]:
     """The parents' folders: one an interpreter and environment."""
     return [p for p in Path(shared[parents.VAR]).parent.iterdir() if p.is_dir()]
 
@@ -44,7 +44,7 @@ def test_one_parent_serves_a_run_and_reads_as_a_fresh_one(monkeypatch):
         monkeypatch.setenv(parents.VAR, shared[parents.VAR])
         runs = [targets.measure_spawned(steps, LIMITS, workers=2) for _ in range(3)]
         (serving,) = _parents()
-        assert len(_served(shared)) == 1
+        assert len(served_folders(shared)) == 1
         monkeypatch.delenv(parents.VAR)
     assert not alive(serving.pid) and not Path(shared[parents.VAR]).parent.exists()
     for found in [fresh, *runs]:

@@ -8,7 +8,6 @@ import argparse
 import datetime
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -83,22 +82,14 @@ def _tests(more: list[str]) -> tuple[int, str]:
 def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     from tfbench import profile
     from tfbench.measure import parents
-    from tfbench.measure.spawn import Spawned
 
     planned = run_command.planned(args)
     timeline = profile.Timeline()
     start = time.monotonic()
     before = run_command.stamps(planned.results)
-    with parents.shared() as shared:  # as `tfbench run` measures
-        # unbuffered: each line is stamped when asv writes it
-        env = dict(planned.env, PYTHONUNBUFFERED="1", **shared)
-        asv = Spawned(
-            planned.command,
-            env=env,
-            stdout=subprocess.PIPE,
-            parent_signal=signal.SIGTERM,
-            own_tmp=True,  # as `tfbench run`
-        )
+    # unbuffered: each line is stamped when asv writes it
+    env = dict(planned.env, PYTHONUNBUFFERED="1")
+    with parents.serving(planned.command, env, stdout=subprocess.PIPE) as asv:
         stream = asv.process.stdout
         assert stream is not None
         # asv writes a phase's line as the phase begins and ends the line after it: each line

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -119,16 +118,11 @@ def planned(args: argparse.Namespace) -> Planned:
 
 def run(args: argparse.Namespace) -> int:
     from tfbench.measure import parents
-    from tfbench.measure.spawn import Spawned
 
     plan = planned(args)
     before = stamps(plan.results)
-    # its own session: an interrupt reaches tfbench alone, which ends asv's run (and asv its
-    # forkserver and measurements) and says so in one line; one measuring parent serves
-    # every family's probes; asv's processes write in a folder removed after (own_tmp)
-    with parents.shared() as shared:
-        env = {**plan.env, **shared}
-        code = Spawned(plan.command, env=env, parent_signal=signal.SIGTERM, own_tmp=True).wait()
+    with parents.serving(plan.command, plan.env) as asv:  # an interrupt: one line, 130
+        code = asv.wait()
     print(closing(written(plan.results, before), plan.machine, args.repeats), flush=True)
     return code
 

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from tfbench.measure.spawn import Spawned, kill_group
+from tfbench.measure import spawn
 
 VAR = "TFBENCH_PARENTS"  # the broker's socket, where a run shares its measuring parents
 STOP_S = 10.0  # a parent told to stop (its input closed) is killed after this
@@ -44,7 +44,7 @@ class _Parent:
     def __init__(self, argv: list[str], env: dict[str, str], folder: Path) -> None:
         self.log = folder / "log"
         with open(self.log, "ab") as log:
-            self.spawned = Spawned(
+            self.spawned = spawn.Spawned(
                 argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log
             )
         process = self.spawned.process
@@ -75,7 +75,7 @@ class _Parent:
             self.spawned.process.wait(STOP_S)
         except subprocess.TimeoutExpired:
             pass
-        kill_group(self.spawned.pid)
+        spawn.kill_group(self.spawned.pid)
         self.spawned.wait()
 
 
@@ -123,7 +123,7 @@ class _Broker:
         self.listener.close()
         if interrupted:
             for parent in list(self.parents.values()):
-                kill_group(parent.spawned.pid)
+                spawn.kill_group(parent.spawned.pid)
         self.thread.join()
 
 
@@ -143,6 +143,25 @@ def shared() -> Iterator[dict[str, str]]:
         broker.close(interrupted=False)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serving(
+    argv: list[str], env: Mapping[str, str], stdout: IO[Any] | int | None = None
+) -> Iterator[spawn.Spawned]:
+    """`argv` (an asv run) started with one measuring parent serving its probes: in its own
+    session, so that an interrupt reaches tfbench alone, which ends it (SIGTERM: asv ends
+    its forkserver and measurements); its processes writing in a folder removed after
+    (they exit without Python's exit handlers, where TensorFlow's autograph removes the
+    modules it writes). Wait for it within: the parents stop on leaving."""
+    with shared() as brokered:
+        yield spawn.Spawned(
+            argv,
+            env={**env, **brokered},
+            stdout=stdout,
+            parent_signal=signal.SIGTERM,
+            own_tmp=True,
+        )
 
 
 def folder_for(
@@ -183,9 +202,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m tfbench.measure.parents COMMAND...", file=sys.stderr)
         return 2
-    with shared() as env:  # asv's processes write in a folder removed after (own_tmp)
-        environ = {**os.environ, **env}
-        code = Spawned(argv, env=environ, parent_signal=signal.SIGTERM, own_tmp=True).wait()
+    with serving(argv, os.environ) as command:
+        code = command.wait()
     return code if code >= 0 else 128 - code
 
 
