@@ -293,6 +293,10 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
     (slow,) = [r for r in rows if r["params"]["variant"] == "slow"]
     assert slow["evidence"]["rule"] == "time"  # the time reader's verdict
     assert slow["evidence"]["ratio"] == pytest.approx(1.25, rel=0.05)
+    # one environment on both sides: its oneDNN asked once, named for each
+    kept = json.loads((planted_project / "results/gate/planted/v1.0.0-v1.0.1.json").read_text())
+    ((isa,),) = [{*sides.values()} for sides in kept["onednn"].values()]
+    assert isa and set(next(iter(kept["onednn"].values()))) == {"old", "new"}
 
 
 @pytest.mark.slow
@@ -364,6 +368,33 @@ def test_gate_finds_the_real_change_in_model_predict(capsys):
     assert len(kept) == 2 and all(
         list(k["PredictionCosts"]) == ["model_predict|CPU"] for k in kept
     )
+
+
+def test_each_environments_onednn_is_asked_once_and_named_for_its_side(monkeypatch):
+    from tfbench.gate import asvruns
+
+    asked = []
+
+    def isa(python: str) -> str:
+        asked.append(python)
+        return f"isa of {python}"
+
+    monkeypatch.setattr(asvruns.cpu, "onednn_isa", isa)
+    monkeypatch.setattr(asvruns, "release_python", lambda tag, *a: Path(f"/env/{tag}/python"))
+    backend = object.__new__(asvruns.AsvBackend)
+    backend.request = argparse.Namespace(
+        python=None, flavour="cpu", env_root=None, python_version=None
+    )
+    backend.say, backend.pythons = print, {}
+    for tags, isas in [
+        (("v1", "v2"), {"A": "isa of /env/v1/python", "B": "isa of /env/v2/python"}),
+        (("v1", "v1"), {"A": "isa of /env/v1/python", "B": "isa of /env/v1/python"}),
+    ]:
+        asked.clear()
+        backend.tags = dict(zip(("A", "B"), tags))
+        assert len(backend.environments()) == 2
+        assert backend.onednn == isas
+        assert sorted(asked) == sorted({f"/env/{t}/python" for t in tags})  # once each
 
 
 def test_a_probe_measures_the_points_its_asv_run_asks_for(monkeypatch):
