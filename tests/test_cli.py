@@ -121,6 +121,8 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after):
     time.sleep(after)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
+    if child.returncode == 1 and "init_import_site" in err:
+        return  # on a loaded machine, still in CPython's own start (site.py): not ours to word
     assert child.returncode in (130, -signal.SIGINT), (child.returncode, err)
     assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
     if child.returncode == 130:

@@ -1,6 +1,8 @@
 """The loop family computes what it claims, and its memory figures can be checked by hand."""
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -52,6 +54,19 @@ def test_gpu_without_a_gpu_is_a_skip_with_its_reason():
         pytest.skip("this machine has a usable GPU")
     with pytest.raises(devices.Unsupported, match=re.escape(reason)):
         scenarios.get("loop.python_matmul").step(device="GPU", size=64)
+
+
+def test_the_footprint_of_a_gpu_it_cannot_use_is_told_without_importing_tensorflow():
+    if devices.skip_reason("GPU", tensorflow=False) is None:
+        pytest.skip("this machine may have a usable GPU")
+    code = (
+        "import sys\nfrom tfbench.measure import devices\n"
+        "from tfbench.scenarios import footprint\n"
+        "try:\n    footprint.read('GPU')\nexcept devices.Unsupported as e:\n    print(e)\n"
+        "print('tensorflow' in sys.modules)"
+    )
+    told = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert told.stdout.splitlines() == [devices.skip_reason("GPU"), "False"], told.stderr
 
 
 @pytest.mark.slow

@@ -12,8 +12,9 @@ class Unsupported(NotImplementedError):
     """A case that cannot run here or makes no sense; asv shows NotImplementedError as a skip."""
 
 
-def skip_reason(device: str) -> str | None:
-    """Why `device` cannot run here, or None. Cheap checks come before importing TensorFlow."""
+def skip_reason(device: str, tensorflow: bool = True) -> str | None:
+    """Why `device` cannot run here, or None. Cheap checks come before importing TensorFlow;
+    without `tensorflow`, only they are made."""
     if device not in DEVICES:
         raise ValueError(f"unknown device {device!r}; choose from {', '.join(DEVICES)}")
     if device == "CPU":
@@ -22,6 +23,8 @@ def skip_reason(device: str) -> str | None:
         return "tensorflow-cpu is installed: it has no GPU support"
     if not os.path.exists("/dev/nvidiactl"):
         return "no NVIDIA GPU on this machine"
+    if not tensorflow:
+        return None
     import tensorflow as tf
 
     if not tf.config.list_physical_devices("GPU"):
@@ -29,8 +32,8 @@ def skip_reason(device: str) -> str | None:
     return None
 
 
-def require(device: str) -> None:
-    reason = skip_reason(device)
+def require(device: str, tensorflow: bool = True) -> None:
+    reason = skip_reason(device, tensorflow)
     if reason:
         raise Unsupported(reason)
 

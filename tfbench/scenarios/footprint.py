@@ -22,6 +22,7 @@ from tfbench.measure.meter import rss_bytes
 
 def read(device: str) -> dict[str, Any]:
     """This process's footprint once TensorFlow is imported and started on `device`."""
+    devices.require(device, tensorflow=False)  # a skip told without the import
     start = time.perf_counter()
     import tensorflow as tf
 
