@@ -375,11 +375,14 @@ def test_a_targets_time_in_two_environments_finds_a_planted_slowdown_and_not_its
     calibration's job (docs/validation/gate.md#time)."""
     target = ScenarioTarget("loop.python_matmul", {"size": 64})
     pythons = (sys.executable, sys.executable)
-    reader = timing.Reader(first=8, most=10, seconds=0.2)  # a doubled step needs no more
+    # seven pairs each, the fewest with a 98% interval: a doubled step needs no more (at a
+    # CI runner's 30%, every pair clears the margin), and the A/A reads as many
+    reader = timing.Reader(first=7, most=7, seconds=0.2)
     same = timing.compare(target, pythons, reader, say=lambda s: None)
     slower = timing.compare(target, pythons, reader, say=lambda s: None, plant=(0.0, 1.0))
     assert same.skipped is None and same.verdict.answer != verdict.DIFFERENT
     assert slower.verdict.answer == verdict.DIFFERENT, slower.verdict
+    assert same.verdict.pairs == slower.verdict.pairs == 7
     assert 1.4 < slower.verdict.ratio < 3.0
 
 
