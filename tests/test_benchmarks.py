@@ -155,3 +155,20 @@ def test_a_killed_asv_run_leaves_no_forkserver(tmp_path):
         time.sleep(0.2)
     assert _forkservers(temp) == []
     assert list(temp.glob("asv-forkserver-*")) == []
+
+
+@pytest.mark.parametrize(
+    "mode, imported", [("discover", False), ("setup_cache", False), ("run_server", True)]
+)
+def test_only_asvs_forkserver_imports_tensorflow_with_the_suite(mode, imported):
+    """asv's forkserver imports TensorFlow once for every benchmark it forks; its discovery
+    and setup_cache processes start none (a probe is measured elsewhere) and skip it."""
+    pytest.importorskip("tensorflow")
+    code = (
+        f"import sys; sys.argv = ['benchmark.py', {mode!r}]; import benchmarks.loops; "
+        "print('tensorflow' in sys.modules)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip() == str(imported), run.stderr
