@@ -54,3 +54,21 @@ def test_a_measuring_process_keeps_its_temporary_files_in_its_own_folder(tmp_pat
     made = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
     assert Path(made.stdout.strip()).parent == tmp_path
+
+
+@pytest.mark.parametrize("uses", [False, True])
+def test_a_measuring_parent_imports_tensorflow_only_for_a_step_that_uses_it(uses):
+    """Once in the parent for every child where the scenario uses it (tests/planted's do
+    not: they skip the import)."""
+    pytest.importorskip("tensorflow")
+    code = f"""
+import sys
+from tfbench import scenarios, targets
+scenarios.register(scenarios.Scenario("x.y", "", lambda: (lambda: None), tensorflow={uses}))
+(found,) = targets.measure_forked([targets.ScenarioTarget("x.y")], targets.Limits(iterations=2))
+print(found["status"], "tensorflow" in sys.modules)
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=targets.ROOT, capture_output=True, text=True
+    )
+    assert run.stdout.split() == ["ok", str(uses)], run.stderr[-2000:]

@@ -278,7 +278,7 @@ def measure_forked(
 
     Only from a process whose TensorFlow runtime has not started (importing it is fine).
     """
-    if any(isinstance(t, ScenarioTarget) for t in targets):
+    if any(_uses_tensorflow(t) for t in targets):
         try:
             import tensorflow  # noqa: F401  (once here rather than in every child)
         except ImportError:
@@ -293,6 +293,15 @@ def measure_forked(
         limits.timeout_s,
         workers,
     )
+
+
+def _uses_tensorflow(target: Step) -> bool:
+    """A scenario that uses TensorFlow (an unknown one may: its child reports it); a user's
+    function imports what it uses itself."""
+    if not isinstance(target, ScenarioTarget):
+        return False
+    found = scenarios.CATALOG.get(target.scenario)
+    return found is None or found.tensorflow
 
 
 def _import_root(module: str) -> str:

@@ -29,6 +29,7 @@ class Scenario:
     params: dict[str, tuple] = field(default_factory=dict)
     iterations: int = 40  # default probe iterations
     warmup: int = 10
+    tensorflow: bool = True  # its measuring process imports TensorFlow once for its children
 
     def bind(self, given: dict[str, Any]) -> dict[str, Any]:
         """Full params from defaults and `given` (values may be text, as typed on a CLI)."""
