@@ -56,6 +56,7 @@ def test_a_measuring_process_keeps_its_temporary_files_in_its_own_folder(tmp_pat
     assert Path(made.stdout.strip()).parent == tmp_path
 
 
+@pytest.mark.slow  # a process that imports TensorFlow
 @pytest.mark.parametrize("uses", [False, True])
 def test_a_measuring_parent_imports_tensorflow_only_for_a_step_that_uses_it(uses):
     """Once in the parent for every child where the scenario uses it (tests/planted's do
