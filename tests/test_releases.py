@@ -293,14 +293,25 @@ def test_environments_are_compiled_to_bytecode(tmp_path):
         text=True,
         check=True,
     ).stdout.strip()
-    module = os.path.join(purelib, "tfbench_probe_module", "__init__.py")
-    os.makedirs(os.path.dirname(module))
-    with open(module, "w") as f:
-        f.write("VALUE = 1\n")
-    cached = importlib.util.cache_from_source(module)
-    assert not os.path.exists(cached)
+    # more modules than a machine has CPUs, in packages and folders of several depths:
+    # each compiling process takes a share, and together they leave none out
+    modules = [
+        os.path.join(purelib, *parts)
+        for k in range(9)
+        for parts in (
+            (f"tfbench_probe_{k}", "__init__.py"),
+            (f"tfbench_probe_{k}", "sub", f"m{k}.py"),
+            (f"tfbench_probe_top_{k}.py",),
+        )
+    ]
+    for module in modules:
+        os.makedirs(os.path.dirname(module), exist_ok=True)
+        with open(module, "w") as f:
+            f.write("VALUE = 1\n")
+    cached = [importlib.util.cache_from_source(m) for m in modules]
+    assert not any(map(os.path.exists, cached))
     envsync.compile_bytecode(python)
-    assert os.path.exists(cached)
+    assert all(map(os.path.exists, cached))
 
 
 def test_the_newest_pair_is_the_newest_release_and_a_newer_candidate():
