@@ -1,8 +1,10 @@
 """The asv suite itself runs under asv without failures."""
 
 import importlib
+import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,13 +43,51 @@ def test_the_committed_history_is_not_orphaned():
     assert now == {name: b["version"] for name, b in committed.items()}
 
 
+def _selected(committed: dict) -> list[str]:
+    """asv --bench arguments: every `track_` benchmark at every point (each grid point's
+    probe), and each step benchmark (`time_`, `peakmem_`) at every scenario with the rest
+    of its params at their first values: a step is a scenario's own code, which the probes
+    run at every point already; this runs asv's path to it once a scenario."""
+    selected = [r"\.track_"]
+    for name, benchmark in committed.items():
+        if isinstance(benchmark, dict) and name.endswith(("time_step", "peakmem_step")):
+            variants, *rest = benchmark["params"]
+            selected += [
+                f"^{re.escape(name)}\\({re.escape(', '.join([v, *(p[0] for p in rest)]))}\\)$"
+                for v in variants
+            ]
+    return [arg for regex in selected for arg in ("--bench", regex)]
+
+
+def test_the_smoke_run_selects_each_scenarios_step_and_every_probe_point():
+    """asv's own selection (the code `asv run --bench` uses) of the smoke run's arguments:
+    each step benchmark at its scenarios, each at one point, and every track_ benchmark at
+    every point."""
+    from asv.benchmarks import Benchmarks
+
+    committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
+    suite = [dict(b, name=n) for n, b in committed.items() if isinstance(b, dict)]
+    conf = type("Conf", (), {"benchmark_dir": str(ROOT / "benchmarks")})()
+    chosen = Benchmarks(conf, suite, regex=_selected(committed)[1::2]).benchmark_selection
+    for b in suite:
+        points = list(itertools.product(*b["params"]))
+        if b["name"].endswith("_step"):
+            picked = [points[k] for k in chosen[b["name"]]]
+            assert [p[0] for p in picked] == b["params"][0], b["name"]  # every scenario
+            assert {p[1:] for p in picked} == {points[0][1:]}, b["name"]  # at one point
+        else:
+            assert b["name"].rpartition(".")[2].startswith("track_"), b["name"]
+            assert chosen[b["name"]] == list(range(len(points))), b["name"]
+
+
 def test_asv_runs_the_suite_without_failures(tmp_path):
-    """In this environment (asv's `--python=same`), nothing saved: every point has a value
-    or a skip. Each probe point is read in one process of a few iterations, not the
+    """In this environment (asv's `--python=same`), nothing saved: every point selected has
+    a value or a skip. Each probe point is read in one process of a few iterations, not the
     history's three of tens to hundreds: whether a pattern runs needs neither its spread
     nor its slope (test_catalog and test_articles read those). As `tfbench run` runs it,
     one measuring parent serves every family's probes."""
     pytest.importorskip("tensorflow")
+    committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
     conf = scratch_asv_conf(tmp_path, tmp_path / "results")
     # HOME: asv's machine file; TMPDIR: what asv's processes leave (TensorFlow's autograph
     # files) stays here
@@ -60,7 +100,7 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     with parents.shared() as shared:
         run = subprocess.run(
             [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr"]
-            + ["--machine", "ci"],
+            + ["--machine", "ci", *_selected(committed)],
             cwd=tmp_path,
             capture_output=True,
             text=True,
@@ -79,7 +119,6 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     # asv's discovery writes every benchmark's code and version into benchmarks.json: the
     # committed one must be that, or README command 1 leaves a fresh clone modified
     discovered = json.loads((tmp_path / "results" / "benchmarks.json").read_text())
-    committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
     differ = [
         k for k in committed.keys() | discovered.keys() if committed.get(k) != discovered.get(k)
     ]
