@@ -8,19 +8,19 @@ import numpy as np
 import tensorflow as tf
 
 MiB = 1 << 20
-OLDER_THAN_2_16, OLDER_THAN_2_17 = (
-    tuple(map(int, tf.__version__.split(".")[:2])) < v for v in ((2, 16), (2, 17))
+OLDER_THAN_2_15, OLDER_THAN_2_16 = (
+    tuple(map(int, tf.__version__.split(".")[:2])) < v for v in ((2, 15), (2, 16))
 )
 _kept = []
 
 
-def leak_before_2_17():
-    """1 MiB kept per call where TensorFlow is older than 2.17; flat from 2.17 on."""
-    if OLDER_THAN_2_17:
+def leak_before_2_16():
+    """1 MiB kept per call where TensorFlow is older than 2.16; flat from 2.16 on."""
+    if OLDER_THAN_2_16:
         _kept.append(np.ones(MiB // 8))
 
 
-def fails_before_2_16():
-    """An API missing before 2.16, as it were: raises there, runs from 2.16 on."""
-    if OLDER_THAN_2_16:
-        raise AttributeError("no such API before 2.16")
+def fails_before_2_15():
+    """An API missing before 2.15, as it were: raises there, runs from 2.15 on."""
+    if OLDER_THAN_2_15:
+        raise AttributeError("no such API before 2.15")
