@@ -72,6 +72,7 @@ def test_an_environment_of_another_python_installs_that_pythons_lock(tmp_path, m
         envsync.python_lock(build, "cpu", "3.9")
 
 
+@pytest.mark.slow  # makes a release's environment from PyPI (about 18 s of CPU)
 @pytest.mark.skipif(
     not (
         pythons.find("3.12")
