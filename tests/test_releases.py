@@ -314,6 +314,17 @@ def test_environments_are_compiled_to_bytecode(tmp_path):
     assert all(map(os.path.exists, cached))
 
 
+def test_an_environment_whose_python_fails_to_compile_is_an_error(tmp_path):
+    """Every share's process is waited for; one that fails is the caller's error, as a
+    failed install is (the environment is not kept)."""
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexit 3\n")
+    python.chmod(0o755)
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        envsync.compile_bytecode(str(python))
+    assert failed.value.returncode == 3
+
+
 def test_the_newest_pair_is_the_newest_release_and_a_newer_candidate():
     pair = releases.newest_pair
     assert pair(["v2.20.0", "v2.21.0", "v2.22.0rc0"]) == ("v2.21.0", "v2.22.0rc0")
