@@ -142,6 +142,8 @@ class ProbeCosts(_Family):
     track_peak_increase = track("track_peak_increase")
     track_growth_per_iteration = track("track_growth_per_iteration")
     track_retained_per_iteration = track("track_retained_per_iteration")
+    track_garbage_per_iteration = track("track_garbage_per_iteration")
+    track_heap_growth_per_iteration = track("track_heap_growth_per_iteration")
     track_heap_peak_increase = track("track_heap_peak_increase")
     track_leak = track("track_leak")
     track_allocator_peak = track("track_allocator_peak")

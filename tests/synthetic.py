@@ -82,3 +82,20 @@ def sleeping_helper():
         _kept.append(True)
         _helper("import time; time.sleep(45)")
     time.sleep(0.01)
+
+
+class _Cycle:
+    """Holds 64 KiB in a reference cycle: only Python's cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+        self.block = bytearray(64 << 10)
+
+
+def cycle_64kib():
+    """Leaves one reference cycle holding 64 KiB a call: garbage, kept for nothing."""
+    _Cycle()
+
+
+def leak_64kib():
+    _kept.append(bytearray(64 << 10))  # 64 KiB kept for good

@@ -143,6 +143,11 @@ def test_findings_follow_the_figures():
     assert "graph growth" not in other and "not from" not in other
     failed = finding(LEAKY, Literal("v2.21.0", error="InaccessibleTensorError"), None, {})
     assert failed.startswith("does not run: InaccessibleTensorError")
+    # garbage is said apart from the leak: a flat step that leaves it, and one below a KiB
+    garbage = finding(LEAKY, _lit(garbage=176 * KiB), None, {})
+    assert garbage.startswith("does not grow: contrary to the article; it leaves 176 KiB/call")
+    assert "garbage" not in finding(LEAKY, _lit(garbage=512.0), None, {})
+    assert _lit(garbage=176 * KiB).text().endswith("flat · garbage 176 KiB/call · +0 ops/call")
 
 
 def test_comparative_findings_follow_the_figures():

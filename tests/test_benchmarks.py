@@ -43,26 +43,39 @@ def test_the_committed_history_is_not_orphaned():
     assert now == {name: b["version"] for name, b in committed.items()}
 
 
+def _first(name: str, benchmark: dict, variants: list[str] | None = None) -> list[str]:
+    """asv --bench regexes of a benchmark at each of `variants` (its first param's values;
+    default: the first), the rest of its params at their first values."""
+    first, *rest = benchmark["params"]
+    return [
+        f"^{re.escape(name)}\\({re.escape(', '.join([v, *(p[0] for p in rest)]))}\\)$"
+        for v in ([first[0]] if variants is None else variants)
+    ]
+
+
 def _selected(committed: dict) -> list[str]:
-    """asv --bench arguments: every `track_` benchmark at every point (each grid point's
-    probe), and each step benchmark (`time_`, `peakmem_`) at every scenario with the rest
-    of its params at their first values: a step is a scenario's own code, which the probes
-    run at every point already; this runs asv's path to it once a scenario."""
-    selected = [r"\.track_"]
+    """asv --bench arguments: `track_leak` at every point (each grid point's probe runs in
+    its family's setup_cache, and every point's record is read), every other `track_` at
+    each family's first point (each method's reading of the record: asv forks a process a
+    benchmark and point, so every method at every point cost ~3,700 of them), and each
+    step benchmark (`time_`, `peakmem_`) at every scenario with the rest of its params at
+    their first values: a step is a scenario's own code, which the probes run at every
+    point already; this runs asv's path to it once a scenario."""
+    selected = [r"\.track_leak\("]
     for name, benchmark in committed.items():
-        if isinstance(benchmark, dict) and name.endswith(("time_step", "peakmem_step")):
-            variants, *rest = benchmark["params"]
-            selected += [
-                f"^{re.escape(name)}\\({re.escape(', '.join([v, *(p[0] for p in rest)]))}\\)$"
-                for v in variants
-            ]
+        if not isinstance(benchmark, dict):
+            continue
+        if name.endswith(("time_step", "peakmem_step")):
+            selected += _first(name, benchmark, benchmark["params"][0])
+        elif ".track_" in name and not name.endswith(".track_leak"):
+            selected += _first(name, benchmark)
     return [arg for regex in selected for arg in ("--bench", regex)]
 
 
 def test_the_smoke_run_selects_each_scenarios_step_and_every_probe_point():
     """asv's own selection (the code `asv run --bench` uses) of the smoke run's arguments:
-    each step benchmark at its scenarios, each at one point, and every track_ benchmark at
-    every point."""
+    each step benchmark at its scenarios, each at one point; track_leak at every point, and
+    every other track_ benchmark at its first."""
     from asv.benchmarks import Benchmarks
 
     committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
@@ -75,9 +88,11 @@ def test_the_smoke_run_selects_each_scenarios_step_and_every_probe_point():
             picked = [points[k] for k in chosen[b["name"]]]
             assert [p[0] for p in picked] == b["params"][0], b["name"]  # every scenario
             assert {p[1:] for p in picked} == {points[0][1:]}, b["name"]  # at one point
+        elif b["name"].endswith(".track_leak"):
+            assert chosen[b["name"]] == list(range(len(points))), b["name"]
         else:
             assert b["name"].rpartition(".")[2].startswith("track_"), b["name"]
-            assert chosen[b["name"]] == list(range(len(points))), b["name"]
+            assert chosen[b["name"]] == [0], b["name"]
 
 
 def test_asv_runs_the_suite_without_failures(tmp_path):

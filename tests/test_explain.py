@@ -91,6 +91,31 @@ def test_the_conclusion_names_the_share_the_site_and_the_objects():
     assert layers.conclusion(unavailable).endswith("native stacks unavailable (no memray)")
 
 
+def test_cycles_a_collection_frees_are_garbage_not_native_memory():
+    """What a full collection frees is its own owner, with what a loop piles up and the
+    advice; a step that keeps memory and leaves garbage names both."""
+    collector = {"full_every": 1300.0, "pile_bytes": 24 * 2**20}
+    found = figures(
+        leak=False,
+        rss_bytes_per_call=0.0,
+        retained_bytes_per_call=100.0,
+        garbage_bytes_per_call=176 * KiB,
+        garbage_objects_per_call=302.0,
+        garbage={"types": [{"type": "list", "per_call": 88.0}], "sites": []},
+        collector=collector,
+    )
+    assert layers.layer(found) == "garbage"
+    assert layers.conclusion(found) == (
+        "flat, RSS 0 B/call, keeps 100 B/call: garbage: cycles awaiting the collector, "
+        "176 KiB/call in 302 objects/call (list); a loop holds 24 MiB of it before Python's "
+        "full collection frees it, every ~1,300 calls: gc.collect() every few hundred calls "
+        "bounds it"
+    )
+    both = dict(found, leak=True, retained_bytes_per_call=64 * KiB, native_bytes_per_call=64 * KiB)
+    assert layers.layer(both) == "native"
+    assert layers.conclusion(both).endswith("; and " + layers.garbage(found))
+
+
 def _explain(function: str) -> dict:
     found = explain_isolated(
         FunctionTarget(str(CAUSES), function), Limits(timeout_s=300, quiet=True)
@@ -116,6 +141,17 @@ def test_a_malloc_no_object_owns_is_native():
     assert found["layer"] == "native"
     assert found["native_bytes_per_call"] == pytest.approx(64 * KiB, rel=0.05)
     assert found["python_bytes_per_call"] < 1 * KiB
+
+
+@pytest.mark.slow
+def test_cycles_are_garbage_with_their_type_and_line():
+    found = _explain("cycles")
+    assert found["layer"] == "garbage" and found["leak"] is False
+    assert found["garbage_bytes_per_call"] == pytest.approx(128 * KiB, rel=0.05)
+    assert found["native_bytes_per_call"] < 4 * KiB
+    assert {"type": "Node", "per_call": 2.0} in found["garbage"]["types"]
+    assert found["garbage"]["sites"][0]["where"].startswith(f"{CAUSES.relative_to(ROOT)}:")
+    assert "garbage: cycles awaiting the collector" in found["conclusion"]
 
 
 @pytest.mark.slow

@@ -280,8 +280,9 @@ def test_the_upstream_report_follows_tensorflows_template(tmp_path):
     assert "3.13.0.dev1 -&gt; 3.13.0.dev3." in issue  # the one change: tf-nightly's own left out
     assert "\nnumpy==2.1.3\n" in issue  # the first bad build's packages in full
     assert issue.splitlines()[2] == (
-        "# Bytes the heap keeps per call: glibc's heap in use, its slope over the calls after "
-        "warm-up (`loop.python_matmul(size=256)`): 19.92 KiB/call on 2.21.0, 44.92 KiB/call on "
+        "# Bytes the step keeps per call for good: glibc's heap in use after a full collection "
+        "of Python's garbage, its slope over the calls after warm-up "
+        "(`loop.python_matmul(size=256)`): 19.92 KiB/call on 2.21.0, 44.92 KiB/call on "
         "2.22.0rc0"
     )
     assert "|---|---|---|\n| tensorflow-cpu 2.21.0 (release) |" in issue  # one table

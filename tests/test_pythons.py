@@ -176,3 +176,59 @@ def test_the_docs_table_of_pythons_is_the_resolvers():
         span = f"{runs[0]}-{runs[-1]}"
         (row,) = re.findall(rf"^\| {re.escape(python)} \| (.*) \|$", text, re.MULTILINE)
         assert span in row and (f"({len(runs)})" in row or f"all {len(runs)}" in row), row
+
+
+def _without_tensorflow(monkeypatch, tmp_path):
+    """This environment as README command 1 leaves it: TensorFlow not importable; what a
+    release's environment would measure, recorded instead of made."""
+    import importlib.util
+
+    from tfbench import sweep, targets
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: None if n == "tensorflow" else find_spec(n, *a)
+    )
+    ran: list[tuple[str, str]] = []
+
+    def call(self, version, label=""):
+        ran.append((version, self.measure.__name__))
+        record = targets.describe(self.target)
+        return dict(record, status="error", error="not made in a test", release=version)
+
+    monkeypatch.setattr(sweep.Runner, "__call__", call)
+    monkeypatch.setenv("TFBENCH_ENV_DIR", str(tmp_path))
+    return ran
+
+
+@pytest.mark.parametrize("command", ["measure", "explain"])
+def test_without_tensorflow_a_step_runs_on_the_newest_release_said_in_one_line(
+    command, monkeypatch, tmp_path, capsys
+):
+    """README command 1 installs tfbench without TensorFlow: `measure` and `explain` then
+    use the newest tracked release's environment, as `--releases` would (issue 66)."""
+    from tfbench.history import releases
+
+    ran = _without_tensorflow(monkeypatch, tmp_path)
+    assert main([command, "loop.numpy", "--param", "size=64"]) == 1  # the record's error
+    newest = releases.tracked_versions()[-1]
+    wanted = "explain_isolated" if command == "explain" else "measure"
+    assert ran == [(newest, wanted)]
+    said = [line for line in capsys.readouterr().err.splitlines() if "not installed" in line]
+    assert said == [
+        f"tfbench: TensorFlow is not installed here: measuring on {newest}, the newest "
+        f"tracked release, in its environment (Python 3.11; `pip install -e '.[tf]'` "
+        "measures here, --releases on others)"
+    ]
+
+
+def test_without_tensorflow_nor_a_python_of_a_lock_the_command_says_what_to_run(
+    monkeypatch, tmp_path, capsys
+):
+    ran = _without_tensorflow(monkeypatch, tmp_path)
+    monkeypatch.setattr(pythons, "find", lambda version: None)
+    assert main(["measure", "loop.numpy", "--python", "3.13"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert ran == [] and err.startswith("tfbench: error: TensorFlow is not installed here and")
+    assert "no Python 3.13 here" in err and "`pip install -e '.[tf]'`" in err
+    assert len(err.splitlines()) == 1

@@ -69,6 +69,24 @@ def test_leak_and_flat_claims_have_opposite_polarity():
     assert holds(FLAT_CLAIM, d) == [False, True, False]
 
 
+def test_garbage_claims_hold_from_a_kib_a_call_and_apart_from_the_leak():
+    """A step that keeps nothing and leaves 176 KiB of garbage a call: garbage TRUE, leak
+    FALSE; 512 B a call is below the claim's KiB."""
+    d = data(leak=(0, 0, 0))
+    m = d.machines["box"]
+    key = "fam.PatternCosts.track_garbage_per_iteration"
+    d.benchmarks[key] = {"params": PARAMS, "param_names": NAMES, "unit": "bytes/iteration"}
+    for tag, garbage in zip(TAGS, (176 * 1024, 512, 0)):
+        m.values[(key, LEAKY, tag)] = (garbage, None, None)
+    garbage = claims.Claim(
+        "art", "leaves garbage", "fam.Pattern", "garbage", {"variant": "'leaky'"}
+    )
+    none = claims.Claim("art", "leaves none", "fam.Pattern", "no-garbage", {"variant": "'leaky'"})
+    assert holds(garbage, d) == [True, False, False]
+    assert holds(none, d) == [False, True, True]
+    assert holds(LEAK_CLAIM, d) == [False, False, False]
+
+
 def test_a_comparison_holds_where_a_is_above_b_with_its_ratio():
     d = data(times=(0.010, 0.004, 0.005))
     verdict = claims.judge(SLOWER, FAMILY, d.machines["box"])

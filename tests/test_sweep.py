@@ -135,7 +135,10 @@ def test_a_time_pair_read_unknown_counts_as_no_change_and_is_kept():
 
 
 def test_an_unknown_metric_is_refused():
-    with pytest.raises(ValueError, match="choose from leak, retained, heap-peak, time, growth"):
+    with pytest.raises(
+        ValueError,
+        match="choose from leak, retained, garbage, heap-growth, heap-peak, time, growth",
+    ):
         sweep.bisect(lambda v, label="": reading(v), ["a", "b"], "speed")
 
 
@@ -205,7 +208,10 @@ def test_cached_environments_are_reused(synthetic):
         ),
         (["bisect", "loop.numpy", "2.21.0", "2.12.1"], "OLD must be older than NEW"),
         (["bisect", "loop.numpy", "2.12.1"], "give the range as OLD NEW"),
-        (["bisect", "loop.numpy", "--metric", "speed"], "choose from leak, retained, heap-peak"),
+        (
+            ["bisect", "loop.numpy", "--metric", "speed"],
+            "choose from leak, retained, garbage, heap-growth, heap-peak",
+        ),
         (["bisect", "nowhere.py::step"], "no such file: nowhere.py"),
         (["envs", "remove", "9.9.9-cpu"], "no environment 9.9.9-cpu"),
         (["envs", "remove"], "or --all"),

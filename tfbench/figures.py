@@ -90,9 +90,32 @@ FIGURES = (
         "retained",
         SLOPE,
         floors.retained,
-        "bytes the heap keeps per call: glibc's heap in use, its slope over the calls after "
-        "warm-up",
+        "bytes the step keeps per call for good: glibc's heap in use after a full collection "
+        "of Python's garbage, its slope over the calls after warm-up",
         interval="retained_interval",
+    ),
+    Figure(
+        "garbage",
+        "track_garbage_per_iteration",
+        "garbage_bytes_per_iteration",
+        "bytes/iteration",
+        "garbage",
+        SLOPE,
+        floors.garbage,
+        "bytes Python's cyclic collector frees per call: reference cycles the step leaves, "
+        "which the heap holds until a collection",
+        interval="garbage_interval",
+    ),
+    Figure(
+        "heap-growth",
+        "track_heap_growth_per_iteration",
+        "heap_growth_bytes_per_iteration",
+        "bytes/iteration",
+        "heap growth between full collections",
+        SLOPE,
+        floors.heap_growth,
+        "the heap's growth per call in a loop until Python's full collection runs: what "
+        "the step keeps and the garbage only a full collection frees",
     ),
     Figure(
         "heap-peak",

@@ -23,6 +23,14 @@ GROWTH_FLOOR, GROWTH_SHARE = 16 * KiB, 0.25
 # history's three fresh processes a point read within 1 KiB/iteration at 887 of 891
 # point-releases, the largest leaks within 0.6% (docs/validation/gate.md)
 RETAINED_FLOOR, RETAINED_SHARE = 1 * KiB, 0.02
+# garbage: what collections free a call, summed at each of a window's points; model.predict
+# on 2.22.0rc0 read 180,431-180,743 B/call in three fresh processes, a planted 64 KiB cycle
+# its own size in each (tests/test_calibration.py): a tenth leaves room for a young
+# collection's timing
+GARBAGE_FLOOR, GARBAGE_SHARE = 1 * KiB, 0.10
+# the heap's growth between full collections rests on the tail's few young collections:
+# model.predict read 15.7 and 21.1 KiB/call in two processes
+HEAP_GROWTH_FLOOR, HEAP_GROWTH_SHARE = 2 * KiB, 0.50
 # the heap's peak is exact, but at the loop family's size-256 points TensorFlow's threads
 # take 2.06 MiB more in some processes than in others (22 of 891 point-releases of the
 # history read so in one of their three processes)
@@ -48,6 +56,16 @@ def growth(values: list[float]) -> float:
 def retained(values: list[float]) -> float:
     """The floor of a change in what a step keeps, per iteration."""
     return max(RETAINED_FLOOR, RETAINED_SHARE * _largest(values))
+
+
+def garbage(values: list[float]) -> float:
+    """The floor of a change in the garbage a step leaves, per iteration."""
+    return max(GARBAGE_FLOOR, GARBAGE_SHARE * _largest(values))
+
+
+def heap_growth(values: list[float]) -> float:
+    """The floor of a change in the heap's growth between full collections."""
+    return max(HEAP_GROWTH_FLOOR, HEAP_GROWTH_SHARE * _largest(values))
 
 
 def heap_peak(values: list[float]) -> float:

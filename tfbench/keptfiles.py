@@ -164,7 +164,7 @@ _NUMBERS = tuple(
 # a measurement's own counts, sizes and times: none below 0
 _COUNTS = (
     *("iterations", "warmup", "warmup_run", "repeats", "measured", "budget_bytes"),
-    "import_seconds",
+    *("import_seconds", "garbage_objects_per_iteration"),
 )
 _VERDICTS = ("leak", "rss_leak")
 _INTERVALS = tuple(f.interval for f in figures.FIGURES if f.interval)
@@ -190,6 +190,24 @@ def _series(value: Any, where: str) -> float | list[float]:
     return grammar.number(value, where)
 
 
+def collector(value: Any, where: str) -> dict[str, Any]:
+    """Python's collector as a window found it (tfbench.measure.collector.Collector); a
+    figure it could not read is null."""
+    data = grammar.obj(value, where)
+    found: dict[str, Any] = {
+        "python": field(data, "python", grammar.matching(grammar.PYTHON_VERSION), where),
+        "thresholds": grammar.each(data.get("thresholds"), f"{where}.thresholds", grammar.integer),
+        "tracked": field(data, "tracked", _not_negative, where),
+        "tail_calls": field(data, "tail_calls", _not_negative, where),
+    }
+    for name in (
+        *("young_every", "young_pile_bytes", "promoted_per_call", "old_garbage_per_call"),
+        *("full_every", "pile_bytes"),
+    ):
+        found[name] = optional(_not_negative)(data.get(name), f"{where}.{name}")
+    return found
+
+
 def record(value: Any, where: str) -> dict[str, Any]:
     """A measured record as kept (tfbench.measure.record): its status, figures, verdicts,
     intervals, counters and reasons, each of its form; nothing else is kept from it."""
@@ -203,6 +221,7 @@ def record(value: Any, where: str) -> dict[str, Any]:
         **dict.fromkeys(_VERDICTS, optional(grammar.boolean)),
         **dict.fromkeys(_INTERVALS, optional(_interval)),
         "counters": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
+        "collector": optional(collector),
         "params": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
         "device": grammar.device,
     }

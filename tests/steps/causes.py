@@ -42,3 +42,16 @@ def retrace():
         double = tf.function(lambda x: x * 2)
     CALLS[0] += 1
     double(CALLS[0])  # a new Python scalar: a new trace each call
+
+
+class Node:
+    """One half of a reference cycle."""
+
+    def __init__(self) -> None:
+        self.other: Node | None = None
+        self.block = np.ones(SIZE // 8)
+
+
+def cycles():
+    a, b = Node(), Node()  # garbage: a cycle holding 128 KiB, freed only by the collector
+    a.other, b.other = b, a

@@ -4,8 +4,8 @@
 
 Each point of each Costs class, its repeats combined as the suite combines them: the same
 status and, for a skip or a failure, the same reason (its first line); where measured,
-what the step keeps and the heap's peak within the gate's floors (tfbench/floors.py) and
-the same leak verdict.
+what the step keeps, the garbage it leaves and the heap's peak within the gate's floors
+(tfbench/floors.py) and the same leak verdict.
 Prints one line a difference and a count; exits 1 where any point differs.
 """
 
@@ -20,6 +20,7 @@ from tfbench.measure import record
 
 FIGURES = {
     "retained_bytes_per_iteration": floors.retained,
+    "garbage_bytes_per_iteration": floors.garbage,
     "heap_peak_increase_bytes": floors.heap_peak,
 }
 

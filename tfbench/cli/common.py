@@ -267,3 +267,35 @@ def runner(args: argparse.Namespace, target: Target) -> Runner:
 
     checked = measuring(args), flavour(args), python(args)
     return Runner(target, *checked[:2], args.env_dir, progress, python=checked[2])
+
+
+def elsewhere(args: argparse.Namespace, target: Target) -> tuple[Runner, str] | None:
+    """Where TensorFlow is not importable here (README command 1 installs tfbench alone):
+    the runner of the newest tracked release that `--python` runs, in its environment (made
+    from its lock and cached, as `--releases` makes it), said in one line; None where
+    TensorFlow is importable. BadInput where no release runs on that Python."""
+    import importlib.util
+
+    from tfbench.history import envs, releases
+
+    if importlib.util.find_spec("tensorflow") is not None:
+        return None
+    checked = python(args)
+    found = [v for v in tracked() if releases.supports(v, checked)]
+    try:
+        envs.interpreter(checked)
+    except envs.EnvError as e:
+        found, why = [], str(e)
+    else:
+        why = f"no tracked release is locked for Python {checked}"
+    if not found:
+        raise BadInput(
+            f"TensorFlow is not installed here and {why}; install it here "
+            "(`pip install -e '.[tf]'`) or name a Python with --python"
+        )
+    progress(
+        f"TensorFlow is not installed here: measuring on {found[-1]}, the newest tracked "
+        f"release, in its environment (Python {checked}; `pip install -e '.[tf]'` measures "
+        "here, --releases on others)"
+    )
+    return runner(args, target), found[-1]

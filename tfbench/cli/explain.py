@@ -61,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
         records = common.checked_records(measure_releases(runner, versions))
         print(json.dumps(records, indent=2) if args.json else output.explanations(records))
         return 0 if all(r["status"] == "ok" for r in records) else 1
-    (found,) = common.checked_records([explain_isolated(target, common.measuring(args))])
+    there = common.elsewhere(args, target)
+    if there:
+        there[0].measure = explain_isolated
+    found = there[0](there[1]) if there else explain_isolated(target, common.measuring(args))
+    (found,) = common.checked_records([found])
     print(json.dumps(found, indent=2) if args.json else output.explanation(found))
     return 0 if found["status"] == "ok" else 1
 

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
 
 from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
-
-if TYPE_CHECKING:
-    pass
 
 
 def add(sub: Subcommands) -> None:
@@ -40,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
         records = common.checked_records(measure_releases(common.runner(args, target), versions))
         print(json.dumps(records, indent=2) if args.json else output.releases(records))
         return 0 if all(r["status"] == "ok" for r in records) else 1
-    (result,) = common.checked_records([measure(target, common.measuring(args))])
+    there = common.elsewhere(args, target)
+    found = there[0](there[1]) if there else measure(target, common.measuring(args))
+    (result,) = common.checked_records([found])
     print(json.dumps(result, indent=2) if args.json else output.result(result))
     return 0 if result["status"] == "ok" else 1

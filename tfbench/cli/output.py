@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from tfbench import escape, figures
+from tfbench.explain.layers import ADVICE
 from tfbench.measure.record import (
     FOOTPRINT,
     RSS_ONLY,
@@ -81,7 +82,8 @@ def _footprint(r: Record) -> list[str]:
 
 
 def _heap_lines(r: Record, verdict: str) -> list[str]:
-    """What the step keeps and its heap's peak (tfbench.measure.heap), or why not read."""
+    """What the step keeps, the garbage Python's collector frees, the heap's growth between
+    full collections and its peak (tfbench.measure.heap, .collector), or why not read."""
     lines = []
     if r.get("retained_bytes_per_iteration") is not None:
         low, high = r["retained_interval"]
@@ -89,11 +91,42 @@ def _heap_lines(r: Record, verdict: str) -> list[str]:
             f"  retained/iteration     {exact(r['retained_bytes_per_iteration'])}/iteration"
             f" [{exact(low)}, {exact(high)}]   -> {verdict}"
         )
+    if r.get("garbage_bytes_per_iteration") is not None:
+        objects = r.get("garbage_objects_per_iteration") or 0
+        lines += [
+            f"  garbage/iteration      {exact(r['garbage_bytes_per_iteration'])}/iteration"
+            f" in {objects:,.0f} objects: what Python's collector frees",
+            f"  heap growth/iteration  {exact(r.get('heap_growth_bytes_per_iteration'))}"
+            "/iteration until a full collection",
+        ]
+    if r.get("collector"):
+        lines.append(f"  collector              {collector_line(r['collector'])}")
     if r.get("heap_peak_increase_bytes") is not None:
         lines.append(f"  heap peak increase     {exact(r['heap_peak_increase_bytes'])}   (exact)")
     if r.get("heap_note"):
         lines.append(f"  heap: {r['heap_note']}")
     return lines
+
+
+def collector_line(c: Mapping[str, Any]) -> str:
+    """Python's collector as a reading found it, and the sawtooth a loop of the step draws:
+    how high its garbage piles before a collection frees it, and how often."""
+    said = (
+        f"Python {c['python']}, thresholds {'/'.join(map(str, c['thresholds']))}, "
+        f"{c['tracked']:,.0f} objects tracked"
+    )
+    if not c.get("tail_calls"):
+        return f"{said}; no garbage"
+    piles = []
+    if c.get("young_every") and c.get("young_pile_bytes"):
+        piles.append(f"{exact(c['young_pile_bytes'])} every {c['young_every']:,.1f} calls (young)")
+    if c.get("full_every") and c.get("pile_bytes") is not None:
+        piles.append(
+            f"{exact(c['pile_bytes'])} every {c['full_every']:,.0f} calls (full: {ADVICE})"
+        )
+    if not piles:
+        return f"{said}; no collection in {c['tail_calls']} calls of a loop"
+    return f"{said}; a loop's garbage piles to {' and '.join(piles)}"
 
 
 def _row(r: Record) -> str:
@@ -110,14 +143,15 @@ def _row(r: Record) -> str:
     return (
         f"{r['release']:<9} {r['seconds_per_iteration'] * 1e3:>9.3f} ms  "
         f"{exact(r.get('heap_peak_increase_bytes')):>11}  {kept}"
+        f"  {exact(r.get('garbage_bytes_per_iteration')):>11}"
         f"  {exact(r['peak_increase_bytes']):>11}  {exact(r['growth_bytes_per_iteration']):>11}"
         f"  {verdict}{'*' if rss_only_growth(r) else ''}  {r['status']}"
     )
 
 
 HEADER = (
-    "release    time/iter    heap peak  retained/iter [95% interval]     RSS peak  "
-    "RSS growth  leak  status"
+    "release    time/iter    heap peak  retained/iter [95% interval]  garbage/iter     "
+    "RSS peak  RSS growth  leak  status"
 )
 
 
@@ -256,6 +290,18 @@ def explanation(found: dict) -> str:
         f"  native, unowned        {exact(found['native_bytes_per_call']):>12}/call  "
         f"{share(found['native_bytes_per_call'])}",
     ]
+    if found.get("garbage_bytes_per_call") is not None:
+        lines.append(
+            f"  garbage (collected)    {exact(found['garbage_bytes_per_call']):>12}/call  "
+            f"{found.get('garbage_objects_per_call') or 0:.3g} objects a call"
+        )
+        cycles = found.get("garbage") or {}
+        lines += [f"    {t['per_call']:+.3g} {t['type']}/call" for t in cycles.get("types", [])]
+        lines += [
+            f"    {s['where']}  {s['per_call']:+.3g} objects/call" for s in cycles.get("sites", [])
+        ]
+    if found.get("collector"):
+        lines.append(f"    collector: {collector_line(found['collector'])}")
     memray = found["native"]
     if memray.get("available"):
         lines.append(f"    memray: {exact(memray['bytes_per_call'])}/call never freed")

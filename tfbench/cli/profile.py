@@ -1,6 +1,6 @@
 """`tfbench profile`: where the time of a release's run (README command 1) or of the tests
 (README command 2's pytest) goes, as Markdown tables; `--into` adds them, dated and with
-the CPU, to a document (docs/profile.md)."""
+the CPU, to a document (docs/archive/profile.md, the dated record)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Which layer holds a step's growth, from what an explaining run read (tfbench.explain.probe):
 Python objects (tracemalloc's sites), TensorFlow's state (graph operations, tf.function
-traces, open Sessions), native memory no Python object owns (what the step keeps that
-tracemalloc does not account for; memray's stacks say where), or none of them while RSS
-grows (the heap not given back). Pure: tested on hand-made figures.
+traces, open Sessions), native memory no Python object owns (what the step keeps after a
+full collection that tracemalloc does not account for; memray's stacks say where), garbage
+(cycles awaiting Python's collector: what a full collection frees, kept by nothing), or none
+of them while RSS grows (the heap not given back). Pure: tested on hand-made figures.
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from tfbench.units import format_bytes
+
+# What a user's loop can do where garbage piles until a full collection (the other way, a
+# step that leaves none, is named where it is known: model(x) for model.predict).
+ADVICE = "gc.collect() every few hundred calls bounds it"
 
 # A TensorFlow count that rises by half a unit or more per call is that state growing
 # (the report's findings use the same threshold for graph operations).
@@ -42,14 +47,17 @@ def _share(part: float, figures: dict[str, Any]) -> str:
 
 
 def layer(figures: dict[str, Any]) -> str:
-    """python | tf-graph_ops | tf-traces | tf-sessions | native | heap | none: where the
-    growth is. TensorFlow's own state comes first (its memory shows as native and Python
-    allocations alike, but its cause is the state); then whichever of Python objects and
-    native memory holds more bytes per call; heap when RSS grows and the step keeps
-    nothing (the allocator did not give freed memory back)."""
+    """python | tf-graph_ops | tf-traces | tf-sessions | native | garbage | heap | none:
+    where the growth is. TensorFlow's own state comes first (its memory shows as native and
+    Python allocations alike, but its cause is the state); then whichever of Python objects
+    and native memory holds more bytes per call; where the step keeps nothing, garbage when
+    it leaves cycles a collection frees, heap when RSS grows (the allocator did not give
+    freed memory back)."""
     whole, _ = kept(figures)
     unreturned = figures.get("unreturned_bytes_per_call") or 0.0
     if not figures["leak"] and whole < NOTABLE:
+        if (figures.get("garbage_bytes_per_call") or 0.0) >= NOTABLE:
+            return "garbage"
         return "heap" if unreturned >= NOTABLE and figures["rss_bytes_per_call"] > 0 else "none"
     tf = figures["tf"]
     growing = [k for k in TF_STATE if (tf.get(k) or 0) >= TF_GROWTH]
@@ -62,7 +70,15 @@ def layer(figures: dict[str, Any]) -> str:
 
 
 def conclusion(figures: dict[str, Any]) -> str:
-    """One line: how much the step grows, which layer holds it, and the evidence."""
+    """One line: how much the step grows, which layer holds it, and the evidence; the
+    garbage it leaves beside what it keeps."""
+    text = _owner(figures)
+    if layer(figures) != "garbage" and (figures.get("garbage_bytes_per_call") or 0) >= NOTABLE:
+        text += f"; and {garbage(figures)}"
+    return text
+
+
+def _owner(figures: dict[str, Any]) -> str:
     rss, (whole, _) = figures["rss_bytes_per_call"], kept(figures)
     head = f"{'LEAK' if figures['leak'] else 'flat'}, RSS {_per_call(rss)}"
     if figures.get("retained_bytes_per_call") is not None:
@@ -74,6 +90,8 @@ def conclusion(figures: dict[str, Any]) -> str:
     objects = figures.get("objects") or []
     if found == "none":
         return f"{head}: nothing grows that a layer holds"
+    if found == "garbage":
+        return f"{head}: {garbage(figures)}"
     if found == "heap":
         unreturned = _per_call(figures["unreturned_bytes_per_call"])
         return (
@@ -103,4 +121,25 @@ def conclusion(figures: dict[str, Any]) -> str:
         text += "; " + ", ".join(f"{o['per_call']:+.2g} {o['type']}/call" for o in objects[:3])
     if not memray.get("available"):
         text += f"; native stacks unavailable ({memray.get('why', 'not measured')})"
+    return text
+
+
+def garbage(figures: dict[str, Any]) -> str:
+    """The garbage a step leaves: how much, in what, made where, how high a loop piles it
+    before a collection frees it, and what a user can do."""
+    text = (
+        f"garbage: cycles awaiting the collector, {_per_call(figures['garbage_bytes_per_call'])}"
+        f" in {figures.get('garbage_objects_per_call') or 0:.3g} objects/call"
+    )
+    found = figures.get("garbage") or {}
+    if found.get("types"):
+        text += " (" + ", ".join(t["type"] for t in found["types"][:3]) + ")"
+    if found.get("sites"):
+        text += f" made at {found['sites'][0]['where']}"
+    collector = figures.get("collector") or {}
+    if collector.get("full_every") and collector.get("pile_bytes"):
+        text += (
+            f"; a loop holds {format_bytes(collector['pile_bytes'])} of it before Python's full "
+            f"collection frees it, every ~{collector['full_every']:,.0f} calls: {ADVICE}"
+        )
     return text

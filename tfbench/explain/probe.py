@@ -1,20 +1,20 @@
 """The explaining run, in a measuring child of its own (forked and bounded like a
-measurement: tfbench.measure.supervisor): after the step's warm-up, three windows of the
-same number of calls, each read by one instrument, so that no tracer weighs on another's
-figures:
+measurement: tfbench.measure.supervisor): after the step's warm-up, windows of calls, each
+read by one instrument, so that no tracer weighs on another's figures:
 
-1. nothing traced: RSS and the heap in use after every call: what the step keeps and how
-   RSS grows (the growth to explain, and its verdict);
+1. nothing traced: what the step keeps (the heap after full collections), the garbage
+   Python's collector frees, and how RSS grows (the growth to explain, and its verdict);
 2. Python: the objects that survive, by type (gc's objects and what they hold), the
    allocation sites that grew (tracemalloc), and TensorFlow's state (operations in the
    default graph, traces of every live tf.function, open Sessions, GPU memory in use);
-3. native: memray's record of the allocations made and never freed (native stacks).
+3. garbage, where the step leaves some: the objects its collections find unreachable, by
+   type and by the line that made them (gc.DEBUG_SAVEALL, tracemalloc);
+4. native: memray's record of the allocations made and never freed (native stacks).
 
 Native memory no Python object owns is what the step keeps (the heap's growth; RSS's where
 the heap is not read) that tracemalloc does not account for; RSS's growth beyond what is
 kept is heap the allocator holds and did not give back. memray names where native memory
-came from where it can (it sees allocations through the
-libraries' symbol tables: a function pointer taken with dlsym, as ctypes does, it misses).
+came from where it can (a function pointer taken with dlsym, as ctypes does, it misses).
 The figures are this run's own: tracing changes timing and memory.
 
 Run as `python -m tfbench.explain.probe SPEC OUT` (tfbench.explain.explain_isolated).
@@ -142,6 +142,40 @@ def python_window(step: Callable[[], Any], calls: int, device: str) -> dict[str,
     }
 
 
+def garbage_window(step: Callable[[], Any], calls: int) -> dict[str, Any]:
+    """The objects `calls` calls leave in reference cycles (NATIVE_CALLS at most), by type and
+    by the step's line that made them: saved by the collector (gc.DEBUG_SAVEALL) instead of
+    freed, their lines from tracemalloc."""
+    calls = min(calls, NATIVE_CALLS)
+    gc.collect()
+    tracemalloc.start(FRAMES)
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for _ in range(calls):
+            step()
+        gc.collect()
+        found = list(gc.garbage)
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(0)
+    try:
+        lines = Counter[str]()
+        for o in found:  # an object with a pre-header (3.11's managed dict) has no
+            # traceback of its own: the first of what it holds that has one stands for it
+            held = (o, *gc.get_referents(o))
+            made = next(filter(None, map(tracemalloc.get_object_traceback, held)), None)
+            if made is not None:
+                lines[_steps_frame([(f.filename, f.lineno) for f in reversed(made)])] += 1
+    finally:
+        tracemalloc.stop()
+    types = Counter(type(o).__qualname__ for o in found)
+    del found
+    return {
+        "types": [{"type": t, "per_call": n / calls} for t, n in types.most_common(TOP)],
+        "sites": [{"where": w, "per_call": n / calls} for w, n in lines.most_common(TOP)],
+    }
+
+
 NESTED = re.compile(r"<[^<>]*>|\([^()]*\)")
 
 
@@ -228,6 +262,10 @@ def explain(
             status=reading.status,
             rss_bytes_per_call=reading.growth_bytes_per_iteration,
             retained_bytes_per_call=reading.retained_bytes_per_iteration,
+            garbage_bytes_per_call=reading.garbage_bytes_per_iteration,
+            garbage_objects_per_call=reading.garbage_objects_per_iteration,
+            heap_growth_bytes_per_call=reading.heap_growth_bytes_per_iteration,
+            collector=reading.collector,
             leak=bool(reading.leak),
             leak_basis=reading.leak_basis,
         )
@@ -235,6 +273,8 @@ def explain(
             result["error"] = "stopped at the memory budget in the untraced window"
             return result
         result.update(python_window(ready.step, calls, ready.device))
+        if (reading.garbage_bytes_per_iteration or 0) >= layers.NOTABLE:
+            result["garbage"] = garbage_window(ready.step, calls)
         native = native_window(ready.step, calls, memray_path)
         result.update(native=native, **split(result))
         result.update(layer=layers.layer(result), conclusion=layers.conclusion(result))

@@ -2,6 +2,8 @@
 
 meter       RSS now and its peak over a region (the kernel's VmHWM, or sampling)
 verdict     growth per iteration (Theil-Sen) and the leak verdict, on a series of readings
+collector   Python's collector around the window: kept after full collections, the garbage
+            they free, the sawtooth a user's loop draws
 steps       the step loop in one process: warm-up, baseline, iterations -> a Reading
 devices     CPU/GPU as a parameter: usable here or a skip, allocator peaks
 record      the measured record every layer above shares (child, CLI, benchmarks)

@@ -24,8 +24,15 @@ from typing import Any
 #   growth_interval: list[float]  # its 95% confidence interval, low and high
 #   rss_leak: bool | None  # the verdict of RSS alone
 #   # the heap (tfbench.measure.heap): None where it cannot be read, heap_note says why
-#   retained_bytes_per_iteration: float | None  # the slope of the heap in use
+#   retained_bytes_per_iteration: float | None  # kept: the slope of the heap in use after
+#                                               # full collections (tfbench.measure.collector)
 #   retained_interval: list[float] | None  # its 95% confidence interval
+#   garbage_bytes_per_iteration: float | None  # what Python's collections free, per call
+#   garbage_interval: list[float] | None  # its 95% confidence interval
+#   garbage_objects_per_iteration: float | None  # the objects they free, per call
+#   heap_growth_bytes_per_iteration: float | None  # the heap's growth between full
+#                                                  # collections: kept and what piles for one
+#   collector: dict | None  # Python's collector and a loop's sawtooth (collector.Collector)
 #   heap_peak_increase_bytes: int | None  # the heap's exact high-water over its start
 #   heap_note: str | None
 #   leak: bool | None  # None: no verdict (too few measured iterations)
@@ -36,6 +43,7 @@ from typing import Any
 #   rss_bytes: list[int]  # after each measured iteration
 #   warmup_rss_bytes: list[int]  # after each warm-up iteration
 #   heap_bytes: list[int]  # heap in use after each measured iteration
+#   kept_heap_bytes: list[int]  # heap in use after each full collection of the window
 #   counters: dict[str, int]  # graph_ops, traces, ... where the pattern is about them
 Record = dict[str, Any]
 
@@ -48,6 +56,8 @@ FIGURES = (
     "peak_increase_bytes",
     "growth_bytes_per_iteration",
     "retained_bytes_per_iteration",
+    "garbage_bytes_per_iteration",
+    "heap_growth_bytes_per_iteration",
     "heap_peak_increase_bytes",
     "leak",
     "method",
@@ -59,6 +69,9 @@ MEDIANS = (
     "peak_increase_bytes",
     "growth_bytes_per_iteration",
     "retained_bytes_per_iteration",
+    "garbage_bytes_per_iteration",
+    "garbage_objects_per_iteration",
+    "heap_growth_bytes_per_iteration",
     "heap_peak_increase_bytes",
     "allocator_peak_bytes",
 )
@@ -100,6 +113,9 @@ KEPT_KEYS = (
     "warmup_run",
     "growth_interval",
     "retained_interval",
+    "garbage_interval",
+    "garbage_objects_per_iteration",
+    "collector",
     "rss_leak",
     "leak_basis",
     "heap_note",

@@ -1,5 +1,7 @@
 """The step loop in one process: peak, growth, time of a step function, in RSS and in the
-heap (what the step's allocations hold, tfbench.measure.heap).
+heap (what the step's allocations hold, tfbench.measure.heap), with Python's collector
+read apart (tfbench.measure.collector): what a step keeps for good, the garbage a
+collection frees, and the heap's growth between full collections.
 
 Peaks are read from before the first iteration (warm-up included): glibc keeps freed
 memory, so a baseline taken after warm-up hides transient peaks. Growth is fitted only
@@ -10,13 +12,15 @@ from __future__ import annotations
 
 import array
 import gc
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from tfbench.measure import heap
+from tfbench.measure import collector, heap
 from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
 from tfbench.measure.verdict import (
     leak_verdict,
@@ -41,10 +45,16 @@ class Reading:
     growth_bytes_per_iteration: float
     growth_interval: tuple[float, float]  # its 95% confidence interval (Sen's)
     rss_leak: bool | None  # what RSS alone says (None: too few measured iterations)
-    # The heap (tfbench.measure.heap): what the step keeps, and its exact high-water mark;
-    # None where the heap cannot be read (heap_note says why).
+    # The heap (tfbench.measure.heap): what the step keeps (after a full collection), the
+    # garbage collections free, the heap's growth between full collections, and its exact
+    # high-water mark; None where the heap cannot be read (heap_note says why).
     retained_bytes_per_iteration: float | None
     retained_interval: tuple[float, float] | None
+    garbage_bytes_per_iteration: float | None
+    garbage_interval: tuple[float, float] | None
+    garbage_objects_per_iteration: float | None
+    heap_growth_bytes_per_iteration: float | None
+    collector: collector.Collector | None
     heap_peak_increase_bytes: int | None
     heap_note: str | None
     leak: bool | None  # from retained bytes where read, else from RSS (leak_basis)
@@ -54,7 +64,8 @@ class Reading:
     status: str  # "ok" or "over_budget"
     rss_bytes: list[int]  # after each measured iteration
     warmup_rss_bytes: list[int]  # after each warm-up iteration
-    heap_bytes: list[int]  # heap in use after each measured iteration
+    heap_bytes: list[int]  # heap in use after each measured iteration (no collection)
+    kept_heap_bytes: list[int]  # heap in use after each full collection (the window's points)
 
 
 class _Series:
@@ -104,30 +115,86 @@ def measure(
     meter, counter = meter or PeakMeter(), heap.PeakCounter()
     series = _Series(iterations, warmup)
     read_heap = heap.in_use if heap.in_use() is not None else lambda: None
+    window = _window(counter, iterations)
     gc.collect()
     trim_heap()
     baseline, heap_baseline = rss_bytes(), counter.in_use()
     meter.reset()
     counter.reset()
-    status = "ok"
+    status, spent = "ok", 0.0
+    collected = None
     try:
         for k in range(warmup + iterations):
+            if k == warmup and window:
+                window.start()
             start = time.perf_counter()
             step()
             elapsed = time.perf_counter() - start
             rss = rss_bytes()
             series.add(k, elapsed, rss, read_heap())
+            if window and k >= warmup:
+                spent += elapsed
+                if window.due(k + 1 - warmup):
+                    window.point()
             if rss > budget_bytes:
                 status = "over_budget"
                 break
         peak, heap_peak = meter.peak(), counter.peak()
+        if window and window.points and status == "ok":  # after the peaks: not of the window
+            over = lambda: rss_bytes() > budget_bytes  # noqa: E731
+            window.tail(step, iterations, collector.TAIL_SHARE * spent, over)
     finally:
         meter.close()
-    return _reading(series, status, baseline, peak, heap_baseline, heap_peak, meter.method)
+        if window and window.points:  # Python's collector as it was, whatever happened
+            collected = window.stop()
+    return _reading(
+        series, status, baseline, peak, heap_baseline, heap_peak, meter.method, collected
+    )
+
+
+def _window(counter: heap.PeakCounter, iterations: int) -> collector.Window | None:
+    """The window's collector where the heap is read: mallinfo2 at its points; at each
+    collection the preloaded counter (O(1)) where it is, else mallinfo2."""
+    if heap.in_use() is None:
+        return None
+    cheap = counter.in_use if counter.in_use() is not None else heap.in_use
+    return collector.Window(heap.in_use, cheap, iterations)  # type: ignore[arg-type]
 
 
 def _over(peak: int | None, baseline: int | None) -> int | None:
     return None if peak is None or baseline is None else max(0, peak - baseline)
+
+
+def _kept(collected: collector.Collected | None, done: int) -> dict[str, Any]:
+    """The heap's figures of a window: kept (the slope after full collections), garbage
+    (what collections freed, per call, and its interval over the points), the heap's growth
+    between full collections (kept, and what only a full collection frees), the collector."""
+    none: dict[str, Any] = dict.fromkeys(
+        ("retained", "interval", "verdict", "garbage", "garbage_interval", "objects", "growth")
+    )
+    if collected is None or len(collected.kept) < 2 or not done:
+        return dict(none, kept=[], collector=collected and collected.collector)
+    points, stride = np.asarray(collected.kept, dtype=np.float64), collected.stride
+    slope, (low, high) = theil_sen_slope(points), theil_sen_interval(points)
+    per_call = np.asarray(collected.garbage, dtype=np.float64) / stride
+    garbage = float(per_call.mean())
+    spread = (
+        1.96 * float(per_call.std(ddof=1)) / math.sqrt(len(per_call))
+        if len(per_call) > 1
+        else math.inf
+    )
+    old = collected.collector["old_garbage_per_call"]
+    return {
+        "retained": slope / stride,
+        "interval": (low / stride, high / stride),
+        "verdict": retained_verdict(points, slope, (low, high)),
+        "garbage": garbage,
+        "garbage_interval": (garbage - spread, garbage + spread),
+        "objects": collected.garbage_objects / (len(per_call) * stride),
+        "growth": slope / stride + (old or 0.0),
+        "kept": [int(h) for h in points],
+        "collector": collected.collector,
+    }
 
 
 def _reading(
@@ -138,16 +205,14 @@ def _reading(
     heap_baseline: int | None,
     heap_peak: int | None,
     method: str,
+    collected: collector.Collected | None = None,
 ) -> Reading:
     done, rss, warmed = series.done, series.measured(series.rss), series.warmed()
     slope = theil_sen_slope(rss if done else warmed)
     rss_leak = leak_verdict(rss, slope)
     note = heap.why_not()
-    retained = interval = heap_leak = None
-    if heap.in_use() is not None and done:
-        kept = series.measured(series.heap)
-        retained, interval = theil_sen_slope(kept), theil_sen_interval(kept)
-        heap_leak = retained_verdict(kept, retained, interval)
+    kept = _kept(collected, done)
+    retained = kept["retained"]
     return Reading(
         iterations=done,
         warmup=series.warmup,
@@ -158,10 +223,15 @@ def _reading(
         growth_interval=theil_sen_interval(rss if done else warmed),
         rss_leak=rss_leak,
         retained_bytes_per_iteration=retained,
-        retained_interval=interval,
+        retained_interval=kept["interval"],
+        garbage_bytes_per_iteration=kept["garbage"],
+        garbage_interval=kept["garbage_interval"],
+        garbage_objects_per_iteration=kept["objects"],
+        heap_growth_bytes_per_iteration=kept["growth"],
+        collector=kept["collector"],
         heap_peak_increase_bytes=_over(heap_peak, heap_baseline),
         heap_note=note or heap.why_not(peak=True),
-        leak=rss_leak if retained is None else heap_leak,
+        leak=rss_leak if retained is None else kept["verdict"],
         leak_basis="rss" if retained is None else "heap",
         method=method,
         baseline_rss_bytes=baseline,
@@ -169,4 +239,5 @@ def _reading(
         rss_bytes=[int(r) for r in rss],
         warmup_rss_bytes=[int(r) for r in warmed],
         heap_bytes=[int(h) for h in series.measured(series.heap)] if retained is not None else [],
+        kept_heap_bytes=kept["kept"],
     )

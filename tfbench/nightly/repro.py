@@ -4,9 +4,9 @@ the standard library only (NumPy comes with TensorFlow), for a TensorFlow issue.
 A catalog scenario's module is inlined with the few tfbench helpers it imports written out
 (a scenario that builds on another family's module gets that module first); a user's
 `file::function` is inlined as it is. The file measures the step the way issue reporters
-do: memory printed as the calls go, then the growth per call, RSS (psutil) and the heap in
-use (glibc's mallinfo2, with every allocation through malloc: it re-executes itself with
-PYTHONMALLOC=malloc).
+do: memory printed as the calls go, then per call RSS's growth (psutil), what the heap keeps
+after a full collection and the garbage Python's collections freed (glibc's mallinfo2, with
+every allocation through malloc: it re-executes itself with PYTHONMALLOC=malloc).
 """
 
 from __future__ import annotations
@@ -95,6 +95,16 @@ def main():
     for _ in range(WARMUP):
         step()
     gc.collect()
+    freed, started = [0, 0], [0]  # what Python's collections free: bytes, objects
+
+    def count(phase, info):
+        if phase == "start":
+            started[0] = heap_in_use() or 0
+        elif info["collected"]:  # one that frees no object only empties free lists
+            freed[0] += started[0] - (heap_in_use() or 0)
+            freed[1] += info["collected"]
+
+    gc.callbacks.append(count)
     process = psutil.Process()
     rss0, heap0 = process.memory_info().rss, heap_in_use()
     every = max(1, CALLS // 10)
@@ -108,11 +118,15 @@ def main():
                 line += f", heap in use {heap / 2**20:8.1f} MiB"
             print(line)
     gc.collect()
+    gc.callbacks.remove(count)
     rss, heap = process.memory_info().rss, heap_in_use()
     python = sys.version.split()[0]
     print(f"TensorFlow {tf.__version__} ({tf.version.GIT_VERSION}), Python {python}")
     if heap is not None:
-        print(f"retained per call (heap in use): {(heap - heap0) / CALLS / 1024:.2f} KiB")
+        kept = (heap - heap0) / CALLS / 1024
+        print(f"retained per call (heap in use after gc.collect()): {kept:.2f} KiB")
+        garbage = freed[0] / CALLS / 1024
+        print(f"garbage per call (what Python's collector freed): {garbage:.2f} KiB")
     print(f"RSS growth per call: {(rss - rss0) / CALLS / 1024:.2f} KiB")
 
 

@@ -2,9 +2,8 @@
 runs `asv ARGS`.
 
 asv's regressions page asks git for the commits of every jump's range, a subprocess each,
-once per graph and jump: two releases' results make 662 calls for one range, 6 s of asv
-publish's 8 (docs/profile.md). The repository does not change while asv publishes, so each
-range's answer is kept for the run.
+once per graph and jump: hundreds of calls for one range, most of asv publish's time. The
+repository does not change while asv publishes, so each range's answer is kept for the run.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ class Claim:
     article: str
     text: str
     family: str
-    metric: str  # "leak": `a` leaks; "flat": `a` does not; "time"/"peak": `a` above `b`
+    # "leak": `a` leaks (what it keeps); "flat": `a` does not; "garbage": `a` leaves garbage
+    # Python's collector frees; "no-garbage": it leaves none; "time"/"peak": `a` above `b`
+    metric: str
     a: dict[str, str]
     b: dict[str, str] | None = None
 
@@ -119,6 +121,20 @@ CLAIMS = [
     ),
     Claim(
         "prediction",
+        "model.predict called in a loop leaves garbage that only Python's collector frees",
+        "predict.Prediction",
+        "garbage",
+        _p(variant="model_predict"),
+    ),
+    Claim(
+        "prediction",
+        "model(x) called in a loop instead leaves no garbage",
+        "predict.Prediction",
+        "no-garbage",
+        _p(variant="model_call"),
+    ),
+    Claim(
+        "prediction",
         "tf.random.normal inside call() leaks",
         "predict.Prediction",
         "leak",
@@ -164,13 +180,18 @@ class Verdict:
         return list(dict.fromkeys(o.reason for o in self.outcomes if o.reason))
 
 
+# A call leaves garbage where Python's collector frees this much of it a call, or more.
+GARBAGE = 1024
+
+
 def holds(claim: Claim, a: float, b: float | None) -> bool:
     """The claim's polarity: a leak claim holds where `a` leaks, a flat claim where it does
-    not, a comparison where `a` is above `b`."""
-    if claim.metric == "leak":
-        return a >= 1
-    if claim.metric == "flat":
-        return a < 1
+    not, a garbage claim where `a` leaves GARBAGE a call or more (no-garbage: less), a
+    comparison where `a` is above `b`."""
+    if claim.metric in ("leak", "flat"):
+        return (a >= 1) == (claim.metric == "leak")
+    if claim.metric in ("garbage", "no-garbage"):
+        return (a >= GARBAGE) == (claim.metric == "garbage")
     return b is not None and a > b
 
 
@@ -178,7 +199,7 @@ def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Verdi
     """Whether the claim holds on each release of this machine."""
     a = family.match(claim.a) if family else None
     b = family.match(claim.b) if family and claim.b else None
-    metric = "leak" if claim.metric == "flat" else claim.metric
+    metric = {"flat": "leak", "no-garbage": "garbage"}.get(claim.metric, claim.metric)
     outcomes = []
     for tag in machine.releases:
 

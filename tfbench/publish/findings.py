@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tfbench.publish.claims import GARBAGE
 from tfbench.publish.families import Family, reason
 from tfbench.publish.reasons import one_line
 from tfbench.publish.results import MachineResults
@@ -247,6 +248,7 @@ class Literal:
     time: float | None = None
     peak: float | None = None  # the heap's where read, else RSS's
     growth: float | None = None  # what a step keeps (the heap) where read, else RSS's
+    garbage: float | None = None  # what Python's collector frees a call, where read
     leak: bool | None = None
     ops_per_call: float | None = None
     traces: float | None = None
@@ -265,6 +267,8 @@ class Literal:
             f"peak +{format_bytes(self.peak)}" if self.peak is not None else "peak n/a",
             f"LEAK {format_bytes(self.growth)}/call" if self.leak else "flat",
         ]
+        if self.garbage is not None and self.garbage >= GARBAGE:
+            parts.append(f"garbage {format_bytes(self.garbage)}/call")
         if self.ops_per_call is not None:
             parts.append(f"{self.ops_per_call:+g} ops/call")
         if self.traces is not None:
@@ -292,6 +296,7 @@ def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> 
         time=value("time"),
         peak=_first(value("heap-peak"), value("peak")),
         growth=_first(value("retained"), value("growth")),
+        garbage=value("garbage"),
         leak=leak >= 1,
         ops_per_call=value("graph-ops-per-call"),
         traces=value("traces"),
@@ -324,6 +329,11 @@ def finding(
         leaking = [label for label, leak in causes.items() if leak]
         if lit.leak and leaking:
             out += f"; {', '.join(leaking)} leak{'s' if len(leaking) == 1 else ''} too"
+        if lit.garbage is not None and lit.garbage >= GARBAGE:
+            out += (
+                f"; it leaves {format_bytes(lit.garbage)}/call of garbage that Python's "
+                "collector frees (a loop holds it until a collection)"
+            )
         return out
     if other is None or not other.measured:
         return f"{example.than} has no value to compare with"

@@ -25,6 +25,8 @@ from tfbench.publish.report import (
     read_on_line,
     shifts_line,
     summary_lines,
+    told,
+    told_articles,
     verdict_parts,
 )
 
@@ -177,7 +179,10 @@ def _articles(m: MachineReport) -> list[str]:
         '<h3 id="articles">Articles: their examples as written</h3>'
         f"<p>{html.escape(ARTICLES_NOTE)}</p>"
     ]
-    for section in m.articles:
+    shown, not_here = told_articles(m)
+    if not_here:
+        out.append(f"<p>{html.escape(not_here)}</p>")
+    for section in shown:
         a = section.article
         out.append(f"<h4>{html.escape(a.number)}: {html.escape(a.title)}</h4><ul>")
         for ex in section.examples:
@@ -250,8 +255,8 @@ def _pythons(m: MachineReport) -> list[str]:
     if not s.findings:
         return [
             head,
-            "<p>No point's leak verdict, retained bytes or heap peak differs beyond the "
-            "floors.</p>",
+            "<p>No point's leak verdict, kept bytes, garbage or heap peak differs beyond "
+            "the floors.</p>",
         ]
     items = [
         f"<li>{html.escape(f.point)}, Python {html.escape(f.python)}: {html.escape(f.text)}"
@@ -307,7 +312,8 @@ def _why(m: MachineReport) -> list[str]:
 
 def _claims(m: MachineReport) -> list[str]:
     out = ['<h3 id="claims">Claims</h3><ul>']
-    for v in m.verdicts:
+    shown, not_here = told(m)
+    for v in shown:
         word, parts = verdict_parts(v)
         newest = (
             f"<strong>{word}</strong> on {html.escape(release_label(m.releases[-1]))}"
@@ -319,6 +325,8 @@ def _claims(m: MachineReport) -> list[str]:
             + "; ".join([newest, *map(html.escape, parts)])
             + "</li>"
         )
+    if not_here:
+        out.append(f"<li>{html.escape(not_here)}</li>")
     return [*out, "</ul>"]
 
 

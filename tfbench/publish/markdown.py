@@ -27,6 +27,8 @@ from tfbench.publish.report import (
     read_on_line,
     shifts_line,
     summary_lines,
+    told,
+    told_articles,
     verdict_parts,
 )
 
@@ -80,7 +82,10 @@ def _articles(m: MachineReport) -> list[str]:
     if not m.articles:
         return []
     out = ["", "### Articles: their examples as written", "", ARTICLES_NOTE]
-    for section in m.articles:
+    shown, not_here = told_articles(m)
+    if not_here:
+        out += ["", escape(not_here)]
+    for section in shown:
         out += ["", f"#### {section.article.number}: {section.article.title}", ""]
         for ex in section.examples:
             found = "; ".join(
@@ -160,7 +165,7 @@ def _pythons(m: MachineReport) -> list[str]:
     if not s.findings:
         return [
             *out,
-            "No point's leak verdict, retained bytes or heap peak differs beyond the floors.",
+            "No point's leak verdict, kept bytes, garbage or heap peak differs beyond the floors.",
         ]
     return out + [
         f"- {escape(f.point)}, Python {escape(f.python)}: {escape(f.text)}"
@@ -172,12 +177,15 @@ def _pythons(m: MachineReport) -> list[str]:
 def _claims(m: MachineReport) -> list[str]:
     out = ["", "### Claims", ""]
     newest = escape(label(m.releases[-1])) if m.releases else None
-    for v in m.verdicts:
+    shown, not_here = told(m)
+    for v in shown:
         word, parts = verdict_parts(v)
         head = f"**{word}** on {newest}" if newest else "**no data**"
         out.append(
             f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([head, *map(escape, parts)])
         )
+    if not_here:
+        out.append(f"- {escape(not_here)}")
     return out
 
 

@@ -1,6 +1,6 @@
-"""The newest release on every Python measured: the grid points whose leak verdict, retained
-bytes or heap peak differ from the history's Python's beyond the gate's floors. Each is a
-finding, with the command that measures it again on both Pythons."""
+"""The newest release on every Python measured: the grid points whose leak verdict, kept
+bytes, garbage or heap peak differ from the history's Python's beyond the gate's floors.
+Each is a finding, with the command that measures it again on both Pythons."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tfbench.publish.results import MachineResults
 from tfbench.units import format_value
 
 # the heap's figures compared (tfbench.figures), by their floors: the gate's, one reading a side
-COMPARED = ("retained", "heap-peak")
+COMPARED = ("retained", "garbage", "heap-peak")
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,27 @@ def shifts_line(found: tuple[Shift, ...]) -> str:
 
 
 WORD = {True: "holds", False: "does not hold", None: "no value"}
+NOT_HERE = "No data on this machine (not measured here, or of another version)"
+
+
+def told(m: MachineReport) -> tuple[list[claims.Verdict], str | None]:
+    """The machine's claims with a value or a reason on some release, and one line naming
+    those with neither (their family not measured on this machine)."""
+    shown = [v for v in m.verdicts if any(o.holds is not None or o.reason for o in v.outcomes)]
+    rest = [f"[{v.claim.article}] {v.claim.text}" for v in m.verdicts if v not in shown]
+    return shown, f"{NOT_HERE}: {'; '.join(rest)}" if rest else None
+
+
+def told_articles(m: MachineReport) -> tuple[list[findings.ArticleSection], str | None]:
+    """The articles with an example measured or failing on some release, and one line
+    naming the rest."""
+    shown = [
+        a
+        for a in m.articles
+        if any(lit.error is not None or lit.measured for ex in a.examples for lit in ex.literal)
+    ]
+    rest = [a.article.number for a in m.articles if a not in shown]
+    return shown, f"{NOT_HERE}: {', '.join(rest)}." if rest else None
 
 
 def confirmed(row: Change) -> bool:
