@@ -8,10 +8,12 @@ step. Every process that prepares a step writes a file to its temporary folder t
 an exit handler removes, as TensorFlow's autograph writes its modules (LEFT: a process that
 exits without the handlers leaves it behind).
 
-The step waits rather than computes: on some days the machine's CPU switches between two
-speeds every second or so, which decides whether a planted 25% on CPU time is found. The
-test checks the gate's path from asv's results to its row; its sensitivity to CPU-bound
-changes is measured on the suite (docs/gate.md).
+The step waits on the clock rather than computes: on some days the machine's CPU switches
+between two speeds every second or so, which decides whether a planted 25% on CPU time is
+found. It spins to its deadline rather than sleeps: a sleep's wake-up adds a latency to
+both sides that grows with the machine's load (0.8 ms a step on a busy CI machine, which
+read the planted 25% as 18%). The test checks the gate's path from asv's results to its
+row; its sensitivity to CPU-bound changes is measured on the suite (docs/gate.md).
 """
 
 import atexit
@@ -48,6 +50,12 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
+def _wait(seconds: float) -> None:
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        pass
+
+
 def prepare(change: str):
     with tempfile.NamedTemporaryFile(prefix=LEFT, suffix=".py", delete=False) as written:
         atexit.register(_remove, written.name)
@@ -55,7 +63,7 @@ def prepare(change: str):
     wait = WAIT_S * 1.25 if active and change == "slow" else WAIT_S
 
     def step():
-        time.sleep(wait)
+        _wait(wait)
         if active and change == "leak":
             KEPT.append(np.ones(64 * KiB // 8))  # written: resident
         if change == "kept":
