@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import cpu, formats, scenarios
+from tfbench import cpu, formats, scenarios, whole
 from tfbench.history import asvconf
 from tfbench.history.envsync import asv_machine, folder_name, record_name
 from tfbench.measure import record
@@ -174,6 +174,5 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
     kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
     kept[formats.KEY] = formats.PROBES
     kept["cpu"] = cpu.identity()
-    kept_path.parent.mkdir(parents=True, exist_ok=True)
-    kept_path.write_text(json.dumps(kept, indent=1, sort_keys=True))
+    whole.write(kept_path, json.dumps(kept, indent=1, sort_keys=True), sync=True)
     return kept_path

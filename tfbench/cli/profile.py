@@ -86,23 +86,24 @@ def _release(args: argparse.Namespace) -> tuple[int, str, str]:
     planned = run_command.planned(args)
     timeline = profile.Timeline()
     start = time.monotonic()
-    before = run_command.stamps(planned.results)
     # unbuffered: each line is stamped when asv writes it
     env = dict(planned.env, PYTHONUNBUFFERED="1")
-    with parents.serving(planned.command, env, stdout=subprocess.PIPE) as asv:
-        stream = asv.process.stdout
-        assert stream is not None
-        # asv writes a phase's line as the phase begins and ends the line after it: each line
-        # is read as it is written, and marks a phase once
-        line, marked = "", False
-        while chunk := os.read(stream.fileno(), 65536).decode(errors="replace"):
-            sys.stdout.write(chunk)
-            for part in chunk.splitlines(keepends=True):
-                line += part
-                marked = marked or timeline.see(time.monotonic() - start, line)
-                if line.endswith("\n"):
-                    line, marked = "", False
-        code = asv.wait()
+    with run_command.guarded(planned, args.wait):
+        before = run_command.stamps(planned.results)
+        with parents.serving(planned.command, env, stdout=subprocess.PIPE) as asv:
+            stream = asv.process.stdout
+            assert stream is not None
+            # asv writes a phase's line as the phase begins and ends the line after it: each
+            # line is read as it is written, and marks a phase once
+            line, marked = "", False
+            while chunk := os.read(stream.fileno(), 65536).decode(errors="replace"):
+                sys.stdout.write(chunk)
+                for part in chunk.splitlines(keepends=True):
+                    line += part
+                    marked = marked or timeline.see(time.monotonic() - start, line)
+                    if line.endswith("\n"):
+                        line, marked = "", False
+            code = asv.wait()
     timeline.total = time.monotonic() - start
     written = run_command.written(planned.results, before)
     if len(written) != 1:

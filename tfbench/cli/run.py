@@ -4,8 +4,10 @@ and the newest tracked release that has a wheel for it (README command 1)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -44,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"fresh processes each probe point is read in (default {FIRST_LOOK}: a first "
         "look; the history's runs read three, and each point's spread with them)",
     )
+    parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="where another run is writing the same results folder, wait for it to end "
+        "(default: say so and exit 2)",
+    )
     common.add_config(parser)
 
 
@@ -79,6 +87,7 @@ class Planned(NamedTuple):
     revisions: str
     machine: str
     results: Path
+    kept: Path  # the copies of asv's files while it writes them, and the run's lock
 
 
 def planned(args: argparse.Namespace) -> Planned:
@@ -113,16 +122,42 @@ def planned(args: argparse.Namespace) -> Planned:
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
     command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
     command += [f"--python={args.python}", revisions]
-    return Planned(command, env, revisions, machine, common.results_dir(config) / machine)
+    results = common.results_dir(config)
+    kept = config.parent / ".asv" / "results-kept"
+    return Planned(command, env, revisions, machine, results / machine, kept)
+
+
+@contextlib.contextmanager
+def guarded(plan: Planned, wait: bool) -> Iterator[None]:
+    """One run at a time on the results folder, and asv's files whole however the run ends:
+    a file a killed run cut is put back (or moved aside) by the next one."""
+    from tfbench import whole
+    from tfbench.escape import plain
+
+    with contextlib.ExitStack() as stack:
+        command = " ".join(["tfbench", *sys.argv[1:]])
+        try:
+            stack.enter_context(whole.only_run(plan.kept / "lock", command, wait))
+        except whole.Busy as e:
+            raise BadInput(
+                f"another run is writing {plan.results.parent} ({plain(str(e))}): wait for "
+                "it to end, or run this with --wait"
+            ) from None
+        results = whole.Results(
+            plan.results.parent, plan.machine, plan.kept / plan.machine, common.progress
+        )
+        stack.enter_context(results.kept())
+        yield
 
 
 def run(args: argparse.Namespace) -> int:
     from tfbench.measure import parents
 
     plan = planned(args)
-    before = stamps(plan.results)
-    with parents.serving(plan.command, plan.env) as asv:  # an interrupt: one line, 130
-        code = asv.wait()
+    with guarded(plan, args.wait):
+        before = stamps(plan.results)
+        with parents.serving(plan.command, plan.env) as asv:  # an interrupt: one line, 130
+            code = asv.wait()
     print(closing(written(plan.results, before), plan.machine, args.repeats), flush=True)
     return code
 

@@ -25,11 +25,11 @@ from typing import Any
 
 from asv import util
 
-from tfbench import cpu, formats, keptfiles
+from tfbench import cpu, formats, keptfiles, whole
 from tfbench.gate import kept as gate_kept
 from tfbench.history import releases, repo
 from tfbench.history.envsync import record_name
-from tfbench.publish.results import checked_result, write_whole
+from tfbench.publish.results import checked_result
 
 FOLDER = "chain"
 TIME = ".time_"  # a time benchmark's method: time_step
@@ -158,7 +158,7 @@ def chain(
     pairs = {p["point"]: p for p in run["time"]["points"]}
     found = _load(results_dir / raw / name, raw)
     body, points, unmoved = _chained(found, _load(base, history), pairs, spread)
-    write_whole(target, json.dumps(body, indent=1, allow_nan=True).encode())
+    whole.write(target, json.dumps(body, indent=1, allow_nan=True), sync=True)
     link = {
         formats.KEY: formats.CHAIN,
         **{"release": tag, "before": old, "env": env, "gate": gate, "raw": raw},
@@ -167,7 +167,7 @@ def chain(
     }
     keptfiles.check_chain_link(json.loads(json.dumps(link)))  # as its reader will read it
     where = link_path(results_dir, history, new_commit, env)
-    write_whole(where, (json.dumps(link, indent=1) + "\n").encode())
+    whole.write(where, json.dumps(link, indent=1) + "\n", sync=True)
     for folder in COPIED:  # what the runner recorded beside the release's results
         for record in (results_dir / folder / raw).glob(f"{record_name(new_commit, env, '*')}.*"):
             if record.is_file() and not record.is_symlink():

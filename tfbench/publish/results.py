@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -272,13 +271,3 @@ def load(conf: Config) -> Data:
         machines[found.machine] = found
     readable = {m: [path for path, _ in paths] for m, (_, paths) in files.items()}
     return Data(benchmarks, machines, problems, readable, Path(conf.results_dir))
-
-
-def write_whole(destination: Path, data: bytes) -> None:
-    """Whole or not at all: a reader never sees half a file; a link there is replaced, not
-    written through."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_name(f".{destination.name}.partial")
-    partial.unlink(missing_ok=True)
-    partial.write_bytes(data)
-    os.replace(partial, destination)

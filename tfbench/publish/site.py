@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench import escape, keptfiles
+from tfbench import escape, keptfiles, whole
 from tfbench.history.asvconf import derived_config, load_config
 from tfbench.publish import (
     assets,
@@ -39,12 +38,6 @@ class PublishError(RuntimeError):
     """asv publish failed, or an asset could not be had."""
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    os.replace(partial, path)
-
-
 def write_report(data: results.Data, html_dir: Path, graphs: bool = False) -> None:
     """report.md and report.html, from one Report; the reports filed upstream they link,
     rendered from their checked bisect.json; the nightly watch's page, where it has read
@@ -53,10 +46,10 @@ def write_report(data: results.Data, html_dir: Path, graphs: bool = False) -> No
     html_dir.mkdir(parents=True, exist_ok=True)
     page = nightly.render(data.results_dir, graphs) if data.results_dir is not None else None
     if page is not None:
-        _write_atomic(html_dir / nightly.PAGE, page)
+        whole.write(html_dir / nightly.PAGE, page)
         built = dataclasses.replace(built, nightly=True)
-    _write_atomic(html_dir / "report.md", markdown.render(built))
-    _write_atomic(html_dir / "report.html", html.render(built))
+    whole.write(html_dir / "report.md", markdown.render(built))
+    whole.write(html_dir / "report.html", html.render(built))
     for machine in data.machines:
         if data.results_dir is not None:
             filed.render(data.results_dir, machine, html_dir)

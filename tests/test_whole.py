@@ -1,0 +1,142 @@
+"""Files whole under faults (issue 69): a kill as asv writes its results loses nothing and
+does not stop the next run; one run at a time on a results folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tfbench import whole
+
+RESULT = {"commit_hash": "abc", "results": {"x.track_leak": [[1.0]]}}
+
+
+def _folder(tmp_path: Path) -> tuple[Path, Path]:
+    root, kept = tmp_path / "results", tmp_path / ".asv" / "results-kept"
+    (root / "m").mkdir(parents=True)
+    (root / "benchmarks.json").write_text(json.dumps({"version": 2}))
+    (root / "m" / "machine.json").write_text(json.dumps({"machine": "m"}))
+    (root / "m" / "abc-env.json").write_text(json.dumps(RESULT))
+    return root, kept
+
+
+def _killed_within(root: Path, kept: Path, cut: str) -> None:
+    """A run that cuts files as a killed asv does, then dies by SIGKILL inside `kept()`:
+    `cut` is Python run there, with `root` bound."""
+    code = (
+        "import os, signal, sys\nfrom pathlib import Path\nfrom tfbench import whole\n"
+        f"root = Path({str(root)!r})\n"
+        f"with whole.Results(root, 'm', Path({str(kept)!r}), print).kept():\n"
+        f"    {cut}\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+
+
+def test_write_is_whole_and_replaces_a_link(tmp_path):
+    target, elsewhere = tmp_path / "a" / "f.json", tmp_path / "other"
+    elsewhere.write_text("theirs")
+    target.parent.mkdir()
+    target.symlink_to(elsewhere)
+    whole.write(target, "ours", sync=True)
+    assert target.read_text() == "ours" and not target.is_symlink()
+    assert elsewhere.read_text() == "theirs"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["f.json"]  # no partial left
+
+
+def test_a_kill_as_asv_writes_is_healed_by_the_next_run(tmp_path):
+    """The results file cut to half and benchmarks.json to nothing, then SIGKILL: the next
+    run puts both back as they were, in one line each, and removes the copies."""
+    root, kept = _folder(tmp_path)
+    before = {p: p.read_bytes() for p in [root / "benchmarks.json", root / "m" / "abc-env.json"]}
+    cut = (
+        "p = root / 'm' / 'abc-env.json'; p.write_bytes(p.read_bytes()[:20]); "
+        "(root / 'benchmarks.json').write_bytes(b'')"
+    )
+    _killed_within(root, kept, cut)
+    assert not whole.parses(root / "m" / "abc-env.json")
+    said: list[str] = []
+    with whole.Results(root, "m", kept, said.append).kept():
+        assert {p: p.read_bytes() for p in before} == before
+    assert len(said) == 2 and all("put back as it was before" in s for s in said), said
+    assert not (kept / "copies").exists()
+
+
+def test_a_cut_file_with_no_copy_is_moved_aside_and_named(tmp_path):
+    """A file the killed run made and cut has nothing to go back to: it is moved out of the
+    results (kept for the user), named, and the run goes on."""
+    root, kept = _folder(tmp_path)
+    _killed_within(root, kept, "(root / 'm' / 'new-env.json').write_bytes(b'{\"resu')")
+    said: list[str] = []
+    with whole.Results(root, "m", kept, said.append).kept():
+        assert not (root / "m" / "new-env.json").exists()
+    (line,) = said
+    assert "new-env.json: unreadable; moved aside to" in line
+    assert (kept / "aside" / "m--new-env.json").read_bytes() == b'{"resu'
+    assert json.loads((root / "m" / "abc-env.json").read_text()) == RESULT  # untouched
+
+
+def test_an_interrupt_within_puts_back_what_it_cut(tmp_path):
+    root, kept = _folder(tmp_path)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt), whole.Results(root, "m", kept, said.append).kept():
+        (root / "m" / "abc-env.json").write_text('{"cut')
+        raise KeyboardInterrupt
+    assert json.loads((root / "m" / "abc-env.json").read_text()) == RESULT
+    assert len(said) == 1 and not (kept / "copies").exists()
+
+
+def test_whole_files_are_left_as_the_run_wrote_them(tmp_path):
+    root, kept = _folder(tmp_path)
+    said: list[str] = []
+    with whole.Results(root, "m", kept, said.append).kept():
+        (root / "m" / "abc-env.json").write_text(json.dumps({"new": 1}))
+    assert json.loads((root / "m" / "abc-env.json").read_text()) == {"new": 1} and not said
+
+
+def test_a_second_run_is_refused_naming_the_first_or_waits(tmp_path):
+    lock = tmp_path / "lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pathlib import Path\nfrom tfbench import whole\n"
+         f"with whole.only_run(Path({str(lock)!r}), 'tfbench run v2.21.0^!'):\n"
+         "    print('held', flush=True); sys.stdin.readline()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline() == "held\n"
+    with pytest.raises(whole.Busy) as busy, whole.only_run(lock, "tfbench run"):
+        pass
+    assert str(busy.value) == f"pid {holder.pid}: tfbench run v2.21.0^!"
+    threading.Timer(0.3, holder.stdin.close).start()
+    began = time.monotonic()
+    with whole.only_run(lock, "tfbench run", wait=True):
+        assert time.monotonic() - began >= 0.25  # held until the first one ended
+        assert lock.read_text() == f"pid {os.getpid()}: tfbench run"
+    holder.wait()
+
+
+def test_run_refuses_while_another_holds_the_folder(tmp_path, monkeypatch, capsys):
+    """`tfbench run` on a results folder another run holds: one line naming it, exit 2,
+    nothing started."""
+    from tfbench.cli import main
+    from tfbench.cli import run as run_command
+    from tfbench.measure import spawn
+
+    root, kept = _folder(tmp_path)
+    plan = run_command.Planned(["asv"], {}, "v1^!", "m", root / "m", kept)
+    monkeypatch.setattr(run_command, "planned", lambda args: plan)
+    monkeypatch.setattr(spawn, "Spawned", lambda *a, **k: pytest.fail("asv started"))
+    with whole.only_run(kept / "lock", "tfbench run (the first)"):
+        assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert f"pid {os.getpid()}: tfbench run (the first)" in err and "--wait" in err

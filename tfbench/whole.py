@@ -1,0 +1,122 @@
+"""Files written whole or not at all, asv's results kept whole around asv's own writes, and
+one run at a time on one results folder.
+
+tfbench writes a file to a temporary one beside it and renames it into place. asv writes its
+results and benchmarks.json in place: a run stopped as it writes leaves a file cut, and asv
+then refuses every later run on it ("Error parsing JSON"). So a run copies them first; a
+file that does not parse after the run, or at the next run's start after a kill, is put
+back from its copy or, with none, moved aside and named, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+
+def write(path: Path, data: bytes | str, sync: bool = False) -> None:
+    """`data` at `path`, whole or not at all: a reader never sees half a file, and a link
+    there is replaced, not written through. `sync`: on disk before the rename, where a
+    loss would cost a run."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.unlink(missing_ok=True)
+    with open(partial, "wb") as out:
+        out.write(data.encode() if isinstance(data, str) else data)
+        if sync:
+            out.flush()
+            os.fsync(out.fileno())
+    os.replace(partial, path)
+
+
+def parses(path: Path) -> bool:
+    """Whether `path` holds a JSON object (asv's results and benchmarks.json are one)."""
+    try:
+        return isinstance(json.loads(path.read_bytes()), dict)
+    except (OSError, ValueError):
+        return False
+
+
+class Results:
+    """asv's files of one run: results_dir's benchmarks.json and a machine's folder, with a
+    copy of each (`copies`) while asv may write them, and a place for what cannot be read
+    (`aside`)."""
+
+    def __init__(self, root: Path, machine: str, kept: Path, say: Callable[[str], None]):
+        self.root, self.folder, self.say = root, root / machine, say
+        self.copies, self.aside = kept / "copies", kept / "aside"
+
+    def files(self) -> list[Path]:
+        """Relative to `root`: benchmarks.json and the machine's .json files, and every
+        file a copy is kept of."""
+        found = {self.root / "benchmarks.json", *self.folder.glob("*.json")}
+        found |= {self.root / p.relative_to(self.copies) for p in self.copies.rglob("*.json")}
+        return sorted(p.relative_to(self.root) for p in found)
+
+    def heal(self) -> None:
+        """Every file that is there and does not parse: put back from its copy, or moved
+        aside, in one line each."""
+        for name in self.files():
+            path, copy = self.root / name, self.copies / name
+            if not path.exists() or parses(path):
+                continue
+            if parses(copy):
+                write(path, copy.read_bytes(), sync=True)
+                self.say(f"{path}: cut by a run that was stopped; put back as it was before")
+                continue
+            self.aside.mkdir(parents=True, exist_ok=True)
+            stem = str(name).replace(os.sep, "--")
+            moved = self.aside / stem
+            for k in range(1, 1000):
+                if not moved.exists():
+                    break
+                moved = self.aside / f"{stem}.{k}"
+            os.replace(path, moved)
+            self.say(f"{path}: unreadable; moved aside to {moved}, the run goes on without it")
+
+    def copy(self) -> None:
+        """A copy of every file as it is now (each parses: heal ran)."""
+        shutil.rmtree(self.copies, ignore_errors=True)
+        for name in self.files():
+            if (self.root / name).exists():
+                write(self.copies / name, (self.root / name).read_bytes(), sync=True)
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        """Within: asv may write; on leaving, however it leaves, whatever it cut is put
+        back. A run killed within leaves the copies for the next one's `heal`."""
+        self.heal()
+        self.copy()
+        try:
+            yield
+        finally:
+            self.heal()
+            shutil.rmtree(self.copies, ignore_errors=True)
+
+
+class Busy(Exception):
+    """Another run holds the lock: its pid and command, as it wrote them."""
+
+
+@contextlib.contextmanager
+def only_run(lock: Path, command: str, wait: bool = False) -> Iterator[None]:
+    """One run at a time: an fcntl lock on `lock`, which names its holder's pid and command.
+    Busy where another holds it, unless `wait`. The kernel releases it with its process,
+    however that ends."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise Busy(os.pread(fd, 512, 0).decode(errors="replace").strip()) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {command}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
