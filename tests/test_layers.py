@@ -19,6 +19,8 @@ targets  <-  explain (why a step grows: its own traced run)  <-  cli
 cpu (the CPU a figure is read on; the standard library alone)  <-  keptfiles, probes, gate,
 history, nightly, publish, cli
 profile (where a run's and the tests' time goes; escape for its tables)  <-  cli
+whole (files written whole, asv's kept whole, the run's lock, scratch folders; the standard
+library alone): below every writer
 """
 
 import ast
@@ -132,9 +134,9 @@ ALLOWED["cpu"] = {"cpu"}  # the CPU a figure is read on: the standard library al
 ALLOWED["profile"] = {"profile", "escape"}  # where the time goes: its tables escaped
 for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):
     ALLOWED[reader].add("cpu")
-ALLOWED["paths"] = set()
-for allowed in ALLOWED.values():  # where things are: any layer may ask (tfbench/paths.py)
-    allowed.add("paths")
+ALLOWED["paths"], ALLOWED["whole"] = set(), {"whole"}
+for allowed in ALLOWED.values():  # where things are, and how a file is written: any layer
+    allowed |= {"paths", "whole"}
 PACKAGE = ROOT / "tfbench"
 
 

@@ -140,3 +140,87 @@ def test_run_refuses_while_another_holds_the_folder(tmp_path, monkeypatch, capsy
         assert main(["run"]) == 2
     err = capsys.readouterr().err
     assert f"pid {os.getpid()}: tfbench run (the first)" in err and "--wait" in err
+
+
+@pytest.mark.parametrize("after", [0.3, 0.7])
+def test_sigterm_ends_a_command_as_an_interrupt_does_in_one_line_143(after):
+    """SIGTERM runs an interrupt's clean-up and ends in one line: 143 (before Python has
+    set the handler, the process just ends by the signal, silent)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tfbench", "report"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(after)
+    assert child.poll() is None, "the report ended before the signal: no moment of it"
+    child.terminate()
+    _, err = child.communicate(timeout=60)
+    assert child.returncode in (143, -signal.SIGTERM), (child.returncode, err)
+    assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
+    if child.returncode == 143:
+        assert err.strip() == "tfbench: terminated (SIGTERM)", err
+
+
+def _limited() -> None:  # in the child: writes past 4 KiB fail (EFBIG), as on a full disk
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+def test_a_full_disk_is_one_line_naming_the_file_and_loses_nothing(tmp_path):
+    """A write that runs out of room: the file named, what to do, exit 74; the document as
+    it was, no partial file left, no traceback."""
+    kept = Path(__file__).parents[1] / "results/linux-2cpu-24gb/d2a6c68b-virtualenv-py3.11.json"
+    document = tmp_path / "profile.md"
+    document.write_text("# Where the time goes\n\n" + "earlier reading\n" * 300)
+    before = document.read_bytes()
+    run = subprocess.run(
+        [sys.executable, "-m", "tfbench", "profile", "release", "--result", str(kept),
+         "--into", str(document)],
+        capture_output=True, text=True, preexec_fn=_limited,
+    )  # fmt: skip
+    assert run.returncode == 74, run.stderr
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"tfbench: {document}: the file is over the size this process may write "
+        "(ulimit -f) (exit 74)"
+    ), run.stderr
+    assert "Traceback" not in run.stderr
+    assert document.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [
+        "profile.md"
+    ]
+
+
+def test_each_machine_fault_has_its_line_and_others_are_crashes(capsys):
+    import errno
+
+    from tfbench import faults
+
+    for name, advice in faults.MACHINE_FAULTS.items():
+        error = OSError(getattr(errno, name), os.strerror(getattr(errno, name)), "/r/f.json")
+        assert faults.machine_fault(error) == faults.EXIT_IO
+        assert capsys.readouterr().err == f"tfbench: /r/f.json: {advice} (exit 74)\n"
+    assert faults.machine_fault(OSError(errno.ENOENT, "No such file", "/r/f.json")) is None
+
+
+def test_a_killed_runs_scratch_folders_go_and_a_live_runs_stay(tmp_path, capsys):
+    """A scratch folder whose owner was killed is removed by the next sweep, in one line; a
+    live owner's, and a folder that names no owner, are left."""
+    made = subprocess.run(
+        [sys.executable, "-c",
+         "import os, signal\nfrom pathlib import Path\nfrom tfbench import whole\n"
+         f"print(whole.scratch('tfbench-run-', Path({str(tmp_path)!r})), flush=True)\n"
+         "os.kill(os.getpid(), signal.SIGKILL)"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    killed = Path(made.stdout.strip())
+    (killed / "asv-forkserver-x").mkdir()
+    live = whole.scratch("tfbench-run-", tmp_path)
+    (tmp_path / "tfbench-run-someone-elses").mkdir()
+    assert whole.sweep("tfbench-run-", tmp_path) == [killed]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [live.name, "tfbench-run-someone-elses"]
+    )
+    assert capsys.readouterr().err.count("\n") == 1
+    assert whole.sweep("tfbench-run-", tmp_path) == [] and not capsys.readouterr().err

@@ -5,6 +5,7 @@ import sys
 
 from tfbench.faults import (
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     crashed,
     interrupted,
     was_interrupted,
@@ -19,7 +20,8 @@ def main() -> int:
 
         code = run()
         # an interrupt a callback swallowed, sent again too late to be raised, is still one
-        return interrupted() if was_interrupted() and code != EXIT_INTERRUPTED else code
+        ended = code in (EXIT_INTERRUPTED, EXIT_TERMINATED)
+        return interrupted() if was_interrupted() and not ended else code
     except KeyboardInterrupt:  # during the imports (the command's own: cli.main)
         return interrupted()
     except Exception:

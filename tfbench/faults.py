@@ -1,7 +1,9 @@
 """How a run of tfbench ends when it does not end by its command's verdict: a fault of
 tfbench's own (its traceback, EXIT_CRASH: never 1, which a command gives as a verdict and a
-CI step may accept) or an interrupt (one line, EXIT_INTERRUPTED), at any moment, imports
-included. The console script and the command line both end through here."""
+CI step may accept), a fault of the machine's (a full disk, a read-only folder: one line
+naming the file, EXIT_IO), or an interrupt or SIGTERM (one line, EXIT_INTERRUPTED,
+EXIT_TERMINATED), at any moment, imports included. The console script and the command line
+both end through here."""
 
 from __future__ import annotations
 
@@ -12,7 +14,22 @@ import sys
 # interrupt is Python's own (a traceback), so this module imports what is loaded already
 
 EXIT_CRASH = 70  # sysexits' EX_SOFTWARE
+EXIT_IO = 74  # sysexits' EX_IOERR: a file could not be written or read, the machine's fault
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+# the machine's faults, by errno name: what to do about each
+MACHINE_FAULTS = {
+    "ENOSPC": "no space left on the device: free some and run this again",
+    "EDQUOT": "over the disk quota: free some and run this again",
+    "EROFS": "a read-only filesystem: run this where it can write",
+    "EACCES": "permission denied: run this where it can write, or as a user who may",
+    "EPERM": "not permitted: run this where it can write, or as a user who may",
+    "EFBIG": "the file is over the size this process may write (ulimit -f)",
+}
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where a KeyboardInterrupt is: every clean-up an interrupt runs runs."""
 
 
 def crashed() -> int:
@@ -29,12 +46,29 @@ def crashed() -> int:
 
 
 def interrupted() -> int:
-    """Said in one line: EXIT_INTERRUPTED."""
+    """Said in one line: EXIT_INTERRUPTED, or EXIT_TERMINATED after a SIGTERM."""
+    if _terminated:
+        print("tfbench: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
     print("tfbench: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
 
 
+def machine_fault(error: OSError) -> int | None:
+    """A full disk, a read-only folder and their kind said in one line naming the file and
+    what to do: EXIT_IO. None for any other error (a fault of tfbench's own)."""
+    import errno
+
+    name = errno.errorcode.get(error.errno or 0, "")
+    if name not in MACHINE_FAULTS:
+        return None
+    where = error.filename or "a file"
+    print(f"tfbench: {where}: {MACHINE_FAULTS[name]} (exit {EXIT_IO})", file=sys.stderr)
+    return EXIT_IO
+
+
 _interrupts: list[bool] = []  # one a SIGINT received
+_terminated: list[bool] = []  # one a SIGTERM received
 _sent_again: list[bool] = []
 _SENT_AGAIN = 3  # at most: an interrupt that lands in such a callback each time is still one
 
@@ -50,7 +84,13 @@ def watch_interrupts() -> None:
         _interrupts.append(True)
         raise KeyboardInterrupt
 
+    def on_terminate(signum: int, frame: object) -> None:
+        _interrupts.append(True)
+        _terminated.append(True)
+        raise Terminated
+
     signal.signal(signal.SIGINT, on_interrupt)
+    signal.signal(signal.SIGTERM, on_terminate)
     default = sys.unraisablehook
 
     def hook(unraisable: sys.UnraisableHookArgs) -> None:

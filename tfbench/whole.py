@@ -1,5 +1,6 @@
-"""Files written whole or not at all, asv's results kept whole around asv's own writes, and
-one run at a time on one results folder.
+"""Files written whole or not at all, asv's results kept whole around asv's own writes, one
+run at a time on one results folder, and scratch folders a killed run left removed by the
+next.
 
 tfbench writes a file to a temporary one beside it and renames it into place. asv writes its
 results and benchmarks.json in place: a run stopped as it writes leaves a file cut, and asv
@@ -15,23 +16,31 @@ import fcntl
 import json
 import os
 import shutil
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+OWNER = ".tfbench-owner"  # in a scratch folder: the pid and start time of the process it is for
 
 
 def write(path: Path, data: bytes | str, sync: bool = False) -> None:
     """`data` at `path`, whole or not at all: a reader never sees half a file, and a link
     there is replaced, not written through. `sync`: on disk before the rename, where a
-    loss would cost a run."""
+    loss would cost a run. An OSError names `path`, whichever file raised it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.partial")
-    partial.unlink(missing_ok=True)
-    with open(partial, "wb") as out:
-        out.write(data.encode() if isinstance(data, str) else data)
-        if sync:
-            out.flush()
-            os.fsync(out.fileno())
-    os.replace(partial, path)
+    try:
+        partial.unlink(missing_ok=True)
+        with open(partial, "wb") as out:
+            out.write(data.encode() if isinstance(data, str) else data)
+            if sync:
+                out.flush()
+                os.fsync(out.fileno())
+        os.replace(partial, path)
+    except OSError as e:  # a full disk: the file as it was, and the error naming it
+        partial.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from e
 
 
 def parses(path: Path) -> bool:
@@ -120,3 +129,44 @@ def only_run(lock: Path, command: str, wait: bool = False) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _started(pid: int) -> str | None:
+    """When process `pid` started (clock ticks after boot, /proc/PID/stat's 22nd field): a
+    pid with another start time is another process. None where there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
+
+
+def scratch(prefix: str, folder: Path | None = None) -> Path:
+    """A new scratch folder (tempfile.mkdtemp) that names its owner, this process, so that
+    `sweep` removes it once its owner has ended, however that was."""
+    made = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
+    (made / OWNER).write_text(f"{os.getpid()} {_started(os.getpid())}")
+    return made
+
+
+def sweep(prefix: str, folder: Path | None = None) -> list[Path]:
+    """Remove the scratch folders of `prefix` in `folder` (the temporary folder) whose owner
+    has ended: a killed run's. A live run's, and folders that name no owner, are left;
+    what was removed is said in one line."""
+    removed = []
+    for found in Path(folder or tempfile.gettempdir()).glob(f"{prefix}*"):
+        try:
+            pid, started = (found / OWNER).read_text().split()
+            if found.is_symlink() or _started(int(pid)) == started:
+                continue
+        except (OSError, ValueError):
+            continue
+        shutil.rmtree(found, ignore_errors=True)
+        removed.append(found)
+    if removed:
+        print(
+            f"tfbench: removed {len(removed)} folder(s) a stopped run left: {removed[0]}"
+            + (" ..." if len(removed) > 1 else ""),
+            file=sys.stderr,
+        )
+    return removed

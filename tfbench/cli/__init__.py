@@ -28,7 +28,7 @@ from tfbench.cli import (
     watch,
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
-from tfbench.faults import EXIT_CRASH, crashed, interrupted
+from tfbench.faults import EXIT_CRASH, crashed, interrupted, machine_fault
 from tfbench.keptfiles import KeptFileError
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_CRASH", "parse", "main"]
@@ -79,8 +79,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Run a command. Exit 0, or its verdict (1: something worse, no single build); 2 bad
-    input (a kept file not of its form among it: the file and the field named); 130
-    interrupted; EXIT_CRASH a fault of tfbench's own, its traceback printed: a crash is
+    input (a kept file not of its form among it: the file and the field named); 74 a full
+    disk or a folder it may not write (the file named); 130 interrupted, 143 terminated;
+    EXIT_CRASH a fault of tfbench's own, its traceback printed: a crash is
     never read as a verdict (a CI step that accepts exit 1 fails on it)."""
     args = parse(sys.argv[1:] if argv is None else argv)
     try:
@@ -93,5 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # its reader stopped reading (| head): as a killed pipe's writer
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
+    except OSError as e:
+        code = machine_fault(e)
+        return crashed() if code is None else code
     except Exception:
         return crashed()

@@ -128,9 +128,9 @@ def _rows(path: Path, timeline: Timeline | None) -> list[tuple[str, float]]:
 
 
 def _add(document: Path, title: str, table: str) -> None:
-    from tfbench import cpu
+    from tfbench import cpu, whole
 
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     head = f"## {now}: {title}\n\nCPU `{cpu.identity()['id']}`, {os.cpu_count()} cores.\n\n"
     text = document.read_text() if document.exists() else "# Where the time goes\n"
-    document.write_text(f"{text.rstrip()}\n\n{head}{table}\n")
+    whole.write(document, f"{text.rstrip()}\n\n{head}{table}\n")

@@ -28,12 +28,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from tfbench import whole
 from tfbench.measure import spawn
 
 VAR = "TFBENCH_PARENTS"  # the broker's socket, where a run shares its measuring parents
@@ -132,7 +132,7 @@ def shared() -> Iterator[dict[str, str]]:
     """The environment that has this process's broker answer its children's measuring
     requests; every parent it started is stopped on leaving."""
     # short, in the system's temporary folder: a socket's path is limited to 108 bytes
-    folder = Path(tempfile.mkdtemp(prefix="tfbench-parents-"))
+    folder = whole.scratch("tfbench-parents-")
     broker = _Broker(folder)
     try:
         yield {VAR: str(folder / "socket")}

@@ -13,12 +13,11 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import IO, Any
 
+from tfbench import whole
 from tfbench.measure import child
 from tfbench.measure.meter import group_rss_bytes, process_rss_bytes
 from tfbench.units import format_bytes
@@ -71,7 +70,7 @@ class Spawned:
         self.stopped = ""  # why the watchdog ended it
         # in the system's temporary folder, short: asv's forkserver puts its socket there,
         # and a socket's path is limited to 108 bytes
-        self.tmp = Path(tempfile.mkdtemp(prefix="tfbench-run-")) if own_tmp else None
+        self.tmp = whole.scratch("tfbench-run-") if own_tmp else None
         if self.tmp is not None:
             env = {**(os.environ if env is None else env), "TMPDIR": str(self.tmp)}
         try:

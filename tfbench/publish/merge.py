@@ -29,13 +29,12 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfbench import grammar, keptfiles
+from tfbench import grammar, keptfiles, whole
 from tfbench.gate import calibration, kept
 from tfbench.nightly import series
 from tfbench.publish import chain, explained, filed
@@ -276,7 +275,8 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
     old = target.parent / f"{target.name}-replaced" / stamp
     with _locked(target, changed):
-        staged = Path(tempfile.mkdtemp(prefix=".tfbench-merge-", dir=target.parent))
+        whole.sweep(".tfbench-merge-", target.parent)  # a killed merge's
+        staged = whole.scratch(".tfbench-merge-", target.parent)
         try:
             for relative in changed:  # staged and read back before anything moves
                 (staged / relative).parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tempfile
 from html import escape as html_escape
 from pathlib import Path
 
@@ -95,7 +94,8 @@ def publish(conf_path: str, report_only: bool = False) -> tuple[Path, results.Da
         write_report(data, html_dir)
         return html_dir, data
     html_dir.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=".tfbench-publish-", dir=html_dir.parent))
+    whole.sweep(".tfbench-publish-", html_dir.parent)  # a killed publish's
+    scratch = whole.scratch(".tfbench-publish-", html_dir.parent)
     try:
         built = _build(conf_path, conf, data, scratch)
         if html_dir.exists():
