@@ -17,6 +17,7 @@ import pytest
 from tfbench import whole
 
 RESULT = {"commit_hash": "abc", "results": {"x.track_leak": [[1.0]]}}
+PROBES = {"format": 3, "LoopCosts": {"a|CPU": [{"status": "ok"}]}}
 
 
 def _folder(tmp_path: Path) -> tuple[Path, Path]:
@@ -25,6 +26,8 @@ def _folder(tmp_path: Path) -> tuple[Path, Path]:
     (root / "benchmarks.json").write_text(json.dumps({"version": 2}))
     (root / "m" / "machine.json").write_text(json.dumps({"machine": "m"}))
     (root / "m" / "abc-env.json").write_text(json.dumps(RESULT))
+    (root / "probes" / "m").mkdir(parents=True)
+    (root / "probes" / "m" / "abc-env-cpu.json").write_text(json.dumps(PROBES))
     return root, kept
 
 
@@ -224,3 +227,44 @@ def test_a_killed_runs_scratch_folders_go_and_a_live_runs_stay(tmp_path, capsys)
     )
     assert capsys.readouterr().err.count("\n") == 1
     assert whole.sweep("tfbench-run-", tmp_path) == [] and not capsys.readouterr().err
+
+
+def test_a_killed_runs_probes_go_back_to_agree_with_asvs_results(tmp_path):
+    """asv writes its results at a run's end, the probes a family at a time: the probes a
+    killed run wrote (over a file, or a new one) go back as they were, each in one line."""
+    root, kept = _folder(tmp_path)
+    probes = root / "probes" / "m"
+    cut = (
+        "(root / 'probes/m/abc-env-cpu.json').write_text('{\"killed\": 1}'); "
+        "(root / 'probes/m/def-env-cpu.json').write_text('{\"killed\": 2}')"
+    )
+    _killed_within(root, kept, cut)
+    said: list[str] = []
+    with whole.Results(root, "m", kept, said.append).kept():
+        assert [p.name for p in probes.iterdir()] == ["abc-env-cpu.json"]
+        assert json.loads((probes / "abc-env-cpu.json").read_text()) == PROBES
+    assert len(said) == 2 and all("a run that did not end" in s for s in said), said
+
+
+def test_probes_stay_where_the_run_ended_and_go_back_where_it_was_interrupted(tmp_path):
+    root, kept = _folder(tmp_path)
+    probes = root / "probes" / "m" / "abc-env-cpu.json"
+    with pytest.raises(KeyboardInterrupt), whole.Results(root, "m", kept, print).kept():
+        probes.write_text('{"interrupted": 1}')
+        raise KeyboardInterrupt
+    assert json.loads(probes.read_text()) == PROBES
+    with whole.Results(root, "m", kept, print).kept():
+        probes.write_text('{"ended": 1}')
+    assert json.loads(probes.read_text()) == {"ended": 1}
+
+
+def test_copies_cut_by_a_kill_are_not_taken_for_a_runs(tmp_path):
+    """A kill while the copies are made leaves them partial: never read as a run's, whose
+    probes would be put back (a probes file with no copy would go)."""
+    root, kept = _folder(tmp_path)
+    (kept / "copies.partial" / "benchmarks.json").parent.mkdir(parents=True)
+    (kept / "copies.partial" / "benchmarks.json").write_text("{}")
+    said: list[str] = []
+    with whole.Results(root, "m", kept, said.append).kept():
+        assert json.loads((root / "probes/m/abc-env-cpu.json").read_text()) == PROBES
+    assert not said and sorted(p.name for p in kept.iterdir()) == []

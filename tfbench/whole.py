@@ -52,18 +52,22 @@ def parses(path: Path) -> bool:
 
 
 class Results:
-    """asv's files of one run: results_dir's benchmarks.json and a machine's folder, with a
-    copy of each (`copies`) while asv may write them, and a place for what cannot be read
-    (`aside`)."""
+    """asv's files of one run (results_dir's benchmarks.json, a machine's folder) and the
+    run's probes files, with a copy of each (`copies`) while the run may write them, and a
+    place for what cannot be read (`aside`). A probes file is written a family at a time
+    as asv runs, and asv writes its results at the end: the probes of a run that did not
+    end are put back as they were, so they agree with asv's."""
 
     def __init__(self, root: Path, machine: str, kept: Path, say: Callable[[str], None]):
-        self.root, self.folder, self.say = root, root / machine, say
+        self.root, self.say = root, say
+        self.folders = [root / machine, root / "probes" / machine]
         self.copies, self.aside = kept / "copies", kept / "aside"
 
     def files(self) -> list[Path]:
-        """Relative to `root`: benchmarks.json and the machine's .json files, and every
-        file a copy is kept of."""
-        found = {self.root / "benchmarks.json", *self.folder.glob("*.json")}
+        """Relative to `root`: benchmarks.json, the machine's results and probes files, and
+        every file a copy is kept of."""
+        found = {self.root / "benchmarks.json"}
+        found |= {p for folder in self.folders for p in folder.glob("*.json")}
         found |= {self.root / p.relative_to(self.copies) for p in self.copies.rglob("*.json")}
         return sorted(p.relative_to(self.root) for p in found)
 
@@ -88,21 +92,47 @@ class Results:
             os.replace(path, moved)
             self.say(f"{path}: unreadable; moved aside to {moved}, the run goes on without it")
 
+    def roll_back(self) -> None:
+        """The probes files as the copies hold them: what a run that did not end wrote goes
+        (a file it made is removed), in one line each."""
+        probes = self.folders[1].relative_to(self.root)
+        for name in self.files():
+            path, copy = self.root / name, self.copies / name
+            if name.parent != probes or not path.exists():
+                continue
+            if not copy.exists():
+                path.unlink()
+            elif path.read_bytes() != copy.read_bytes():
+                write(path, copy.read_bytes(), sync=True)
+            else:
+                continue
+            self.say(f"{path}: readings of a run that did not end; put back as before it")
+
     def copy(self) -> None:
-        """A copy of every file as it is now (each parses: heal ran)."""
-        shutil.rmtree(self.copies, ignore_errors=True)
+        """A copy of every file as it is now (each parses: heal ran), made whole before it
+        is the copy: copies there are a run's that did not end."""
+        partial = self.copies.with_name(f"{self.copies.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
         for name in self.files():
             if (self.root / name).exists():
-                write(self.copies / name, (self.root / name).read_bytes(), sync=True)
+                write(partial / name, (self.root / name).read_bytes(), sync=True)
+        partial.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.copies, ignore_errors=True)
+        partial.rename(self.copies)
 
     @contextlib.contextmanager
     def kept(self) -> Iterator[None]:
-        """Within: asv may write; on leaving, however it leaves, whatever it cut is put
-        back. A run killed within leaves the copies for the next one's `heal`."""
+        """Within: the run may write; on leaving, whatever it cut is put back and, unless
+        it ended, its probes. A run killed within leaves the copies for the next one."""
         self.heal()
+        if self.copies.exists():  # a run killed within
+            self.roll_back()
         self.copy()
         try:
             yield
+        except BaseException:
+            self.roll_back()
+            raise
         finally:
             self.heal()
             shutil.rmtree(self.copies, ignore_errors=True)
