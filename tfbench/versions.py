@@ -22,10 +22,10 @@ from tfbench import formats, sources
 from tfbench.paths import ROOT
 
 FILE = ROOT / "benchmarks" / "versions.json"
-# The asv glue every family's benchmarks run through; the versioning code itself measures
-# nothing and stays out of the digest.
+# The asv glue every family's benchmarks run through; the versioning code itself, and how
+# a file is written whole, measure nothing and stay out of the digest.
 GLUE = ("benchmarks.common", ROOT / "benchmarks" / "common.py")
-NOT_MEASURING = {"tfbench.versions", "tfbench.sources"}
+NOT_MEASURING = {"tfbench.versions", "tfbench.sources", "tfbench.whole"}
 _UNREAD = {"ctx", "type_comment", "kind", "type_params", "lineno", "col_offset"}
 
 
