@@ -138,3 +138,30 @@ def test_the_command_runs_a_command_with_a_broker_and_passes_its_exit_code():
     assert seen.stdout.strip() and not Path(seen.stdout.strip()).exists()
     bare = subprocess.run(module, capture_output=True, text=True)
     assert bare.returncode == 2 and bare.stderr.startswith("usage:")
+
+
+def test_an_asker_gone_before_its_answer_leaves_no_traceback(tmp_path, monkeypatch):
+    """An interrupted run's request: the asker closes before the broker answers. Writing the
+    answer fails (EPIPE), and so does closing the stream; neither may escape the broker's
+    thread as a traceback (a BrokenPipeError's, after "tfbench: interrupted")."""
+    import json
+    import socket
+    import threading
+
+    escaped: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: escaped.append(args.exc_value))
+    gone, real = threading.Event(), json.loads
+
+    def loads(text):
+        gone.wait(5)  # the answer is made once the asker has closed
+        return real(text)
+
+    monkeypatch.setattr(parents.json, "loads", loads)
+    broker = parents._Broker(tmp_path)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as asker:
+        asker.connect(str(tmp_path / "socket"))
+        asker.sendall(b"not json\n")
+    gone.set()
+    time.sleep(0.3)  # the answer written to nobody
+    broker.close(interrupted=False)
+    assert escaped == []

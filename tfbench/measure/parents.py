@@ -95,13 +95,14 @@ class _Broker:
                 conn, _ = self.listener.accept()
             except OSError:  # closed: the run is over
                 break
-            with conn, conn.makefile("rwb") as stream:
+            # the asker gone (an interrupted run): its answer goes with it, and the write's
+            # error too, which closing the stream raises again (a BrokenPipeError's traceback)
+            with contextlib.suppress(OSError), conn, conn.makefile("rwb") as stream:
                 try:
                     answer = self._answer(json.loads(stream.readline()))
                 except (OSError, ValueError) as e:
                     answer = {"exit": None, "printed": "", "refused": str(e)}
-                with contextlib.suppress(OSError):
-                    stream.write(json.dumps(answer).encode() + b"\n")
+                stream.write(json.dumps(answer).encode() + b"\n")
         for parent in self.parents.values():
             parent.stop()
 
