@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -334,3 +335,53 @@ def test_the_newest_pair_is_the_newest_release_and_a_newer_candidate():
     assert pair(["v2.22.0rc0", "v2.22.0rc1"]) == ("v2.22.0rc0", "v2.22.0rc1")
     assert pair(["v2.21.0"]) is None and pair([]) is None
     assert releases.label("v2.22.0rc0") == "v2.22.0rc0 (candidate)"
+
+
+def _fake_env(where) -> None:
+    """An environment as uv leaves it: one distribution, its RECORD with sizes."""
+    site = where / "lib" / "python3.11" / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "core.so").write_bytes(b"\0" * 4096)
+    (site / "pkg" / "__init__.py").write_text("x = 1\n")
+    (site / "pkg" / "__pycache__").mkdir()
+    (site / "pkg" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"compiled again")
+    info = site / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text(
+        "pkg/core.so,sha256=x,4096\npkg/__init__.py,sha256=y,6\n"
+        "pkg/__pycache__/__init__.cpython-311.pyc,sha256=z,3\npkg-1.0.dist-info/RECORD,,\n"
+    )
+    (where / "bin").mkdir()
+    (where / "bin" / "python").write_text("")
+
+
+def test_a_damaged_environment_is_named_and_made_again_from_pypi(tmp_path, monkeypatch, capsys):
+    """#69: a cached release environment with a library cut or a module removed failed every
+    run that used it. It is checked against its RECORD before use: whole, it is used as it
+    is; damaged, it is made again, said in one line, bypassing uv's cache (hard-linked in,
+    the damage may be there too)."""
+    from tfbench.history import envs
+
+    env = envs.ReleaseEnv("2.21.0", "cpu", tmp_path)
+    installs: list[tuple[str, ...]] = []
+
+    def uv(*args: str) -> None:
+        if args[0] == "venv":
+            _fake_env(Path(args[-1]))
+        else:
+            installs.append(args)
+
+    monkeypatch.setattr(envs, "run_uv", uv)
+    monkeypatch.setattr(envs, "compile_bytecode", lambda python: None)
+    envs.ensure(env)  # made: from uv's cache
+    assert envs.damaged(env.path) is None and "--no-cache" not in installs[-1]
+    assert envs.ensure(env)[1] is None  # whole: used as it is
+    so = env.path / "lib/python3.11/site-packages/pkg/core.so"
+    so.write_bytes(b"\0" * 100)
+    assert envs.damaged(env.path) == (
+        "pkg/core.so holds 100 bytes where it was installed with 4,096"
+    )
+    assert envs.ensure(env)[1] is not None and "--no-cache" in installs[-1]
+    assert f"{env.path}: pkg/core.so holds 100 bytes" in capsys.readouterr().err
+    (env.path / "lib/python3.11/site-packages/pkg/__init__.py").unlink()
+    assert envs.damaged(env.path) == "pkg/__init__.py is missing"

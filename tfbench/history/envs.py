@@ -7,12 +7,16 @@ directory (TFBENCH_ENV_DIR or --env-dir to move it), and reused afterwards, offl
 files from its own cache (hard links on one file system), so a second release costs far
 less disk than a full copy; every module is compiled to bytecode (envsync.compile_bytecode
 says why). A finished environment holds its lock as `.tfbench-ready`: one whose lock changed
-is made again; a half-made one never counts (built aside, renamed in).
+is made again; a half-made one never counts (built aside, renamed in). Before one is used,
+every installed file is checked against its distribution's RECORD (there, of its size): a
+damaged one is made again, from PyPI rather than uv's cache, whose files are hard-linked
+into it and may be damaged too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import fcntl
 import os
 import shutil
@@ -107,9 +111,14 @@ def ensure(
     """The environment's Python, made now if needed (`creating` is called first); (python,
     seconds spent making it, or None when it was there already)."""
     text = env.lock()
+    fresh = False
     with building(env.path):
         if env.ready(text):
-            return env.python, None
+            problem = damaged(env.path)
+            if problem is None:
+                return env.python, None
+            print(f"tfbench: {env.path}: {problem}; made again from PyPI", file=sys.stderr)
+            fresh = True
         if creating:
             creating()
         start = time.monotonic()
@@ -120,7 +129,18 @@ def ensure(
         try:
             run_uv("venv", "--quiet", "--python", interpreter(env.python_version), str(partial))
             python = str(partial / "bin" / "python")
-            run_uv("pip", "install", "--quiet", "--no-deps", "--python", python, "-r", str(lock))
+            cache = ["--no-cache"] if fresh else []
+            run_uv(
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                *cache,
+                "--python",
+                python,
+                "-r",
+                str(lock),
+            )
             compile_bytecode(python)
             (partial / MARK).write_bytes(text)
             shutil.rmtree(env.path, ignore_errors=True)
@@ -129,6 +149,27 @@ def ensure(
             lock.unlink(missing_ok=True)
             shutil.rmtree(partial, ignore_errors=True)
         return env.python, time.monotonic() - start
+
+
+def damaged(path: Path) -> str | None:
+    """The first file of the environment at `path` that its distribution's RECORD lists and
+    that is missing or of another size, said; None where every one is whole."""
+    for record in sorted(path.glob("lib/python*/site-packages/*.dist-info/RECORD")):
+        site = record.parent.parent
+        try:
+            rows = list(csv.reader(record.read_text().splitlines()))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            return f"{record.relative_to(path)} unreadable"
+        for row in rows:
+            if len(row) < 3 or not row[2].isdigit() or row[0].endswith(".pyc"):
+                continue  # the RECORD, files listed without a size, bytecode (compiled again)
+            try:
+                size = (site / row[0]).stat().st_size
+            except OSError:
+                return f"{row[0]} is missing"
+            if size != int(row[2]):
+                return f"{row[0]} holds {size:,} bytes where it was installed with {int(row[2]):,}"
+    return None
 
 
 @contextlib.contextmanager
