@@ -119,16 +119,11 @@ def before_the_handler(err: str, package: Path) -> bool:
     return all(not f.startswith(f"{package}/") or Path(f).name in ours for f in frames)
 
 
-@pytest.mark.parametrize("after", [0.05, 0.15, 0.3, 0.5, 0.7])  # report: ~1.0 s idle
-def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after):
-    """An interrupt during the imports too (the first 0.4 s of a command): one line, 130;
-    before Python has set its handler, the process just ends by the signal, silent."""
-    import signal
+def _signalled(after: float, sig: int) -> tuple[int, str]:
+    """`tfbench report` sent `sig` `after` seconds in: its exit code and what it printed."""
     import subprocess
     import sys
     import time
-
-    from tfbench.paths import PACKAGE
 
     child = subprocess.Popen(
         [sys.executable, "-m", "tfbench", "report"],
@@ -137,15 +132,41 @@ def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after):
         text=True,
     )
     time.sleep(after)
-    assert child.poll() is None, "the report ended before the interrupt: no moment of it"
-    child.send_signal(signal.SIGINT)
+    assert child.poll() is None, "the report ended before the signal: no moment of it"
+    child.send_signal(sig)
     _, err = child.communicate(timeout=60)
+    return child.returncode, err
+
+
+@pytest.mark.parametrize("after", [0.05, 0.15, 0.3, 0.5, 0.7])  # report: ~1.0 s idle
+def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(after):
+    """An interrupt during the imports too (the first 0.4 s of a command): one line, 130;
+    before Python has set its handler, the process just ends by the signal, silent."""
+    import signal
+
+    from tfbench.paths import PACKAGE
+
+    code, err = _signalled(after, signal.SIGINT)
     if before_the_handler(err, PACKAGE):
         return  # Python's own report of it (a traceback, or "Exception ignored"): not ours
-    assert child.returncode in (130, -signal.SIGINT), (child.returncode, err)
+    assert code in (130, -signal.SIGINT), (code, err)
     assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
-    if child.returncode == 130:
+    if code == 130:
         assert "interrupted" in err, err
+
+
+@pytest.mark.parametrize("after", [0.3, 0.7])
+def test_sigterm_ends_a_command_as_an_interrupt_does_in_one_line_143(after):
+    """#69: SIGTERM runs an interrupt's clean-up and ends in one line, 143 (it printed
+    nothing); before tfbench's handler is set (Python sets none for it), the process just
+    ends by the signal, silent."""
+    import signal
+
+    code, err = _signalled(after, signal.SIGTERM)
+    assert code in (143, -signal.SIGTERM), (code, err)
+    assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
+    if code == 143:
+        assert err.strip() == "tfbench: terminated (SIGTERM)", err
 
 
 def test_an_interrupt_swallowed_by_a_callback_still_ends_the_run():

@@ -145,26 +145,6 @@ def test_run_refuses_while_another_holds_the_folder(tmp_path, monkeypatch, capsy
     assert f"pid {os.getpid()}: tfbench run (the first)" in err and "--wait" in err
 
 
-@pytest.mark.parametrize("after", [0.3, 0.7])
-def test_sigterm_ends_a_command_as_an_interrupt_does_in_one_line_143(after):
-    """SIGTERM runs an interrupt's clean-up and ends in one line: 143 (before Python has
-    set the handler, the process just ends by the signal, silent)."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tfbench", "report"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(after)
-    assert child.poll() is None, "the report ended before the signal: no moment of it"
-    child.terminate()
-    _, err = child.communicate(timeout=60)
-    assert child.returncode in (143, -signal.SIGTERM), (child.returncode, err)
-    assert len(err.strip().splitlines()) <= 1 and "Traceback" not in err, err
-    if child.returncode == 143:
-        assert err.strip() == "tfbench: terminated (SIGTERM)", err
-
-
 def _limited() -> None:  # in the child: writes past 4 KiB fail (EFBIG), as on a full disk
     import resource
 
