@@ -1,6 +1,7 @@
 """The `tfbench` command: one module per command, each adding its parser and running it;
 options several commands take and the checks of each input live in `common`, text output
-in `output`."""
+in `output`. The commands: run, measure, explain, bisect, gate, upstream, watch, list
+(catalog), cpu, envs, releases, results, versions, publish and report (publish), profile."""
 
 from __future__ import annotations
 

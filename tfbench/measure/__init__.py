@@ -9,6 +9,10 @@ devices     CPU/GPU as a parameter: usable here or a skip, allocator peaks
 record      the measured record every layer above shares (child, CLI, benchmarks)
 supervisor  the parent: forks one child per measurement, bounds its memory and time
 child       the child: primes its memory, runs the steps, writes its record
+heap        the heap in use at the allocator (mallinfo2, a preloaded counter) and its peak
+spawn       every process tfbench starts: its own group, a watchdog of memory and time
+parents     one measuring parent for a whole run's probes, shared through a broker
+timing      a step's time read in blocks: the time reader's measuring side (tfbench.pairs)
 
 tfbench.targets sits above this package and the scenario catalog: it turns a scenario id or
 a user's file::function into a step for the child.

@@ -11,4 +11,10 @@ html      renders a Report to an HTML page
 assets    asv's CDN scripts and styles, vendored for an offline site
 site      `tfbench publish`: asv publish, assets, the report written beside the site
 asv_publish  asv's `publish` with each git range asked once (its regressions page's cost)
+merge     results measured elsewhere merged into this project's, checked, whole or not at all
+chain     a release read on another CPU joined to a history by a chain
+by_cpu, python_axis  a release pair's time on several CPUs; the newest release on each Python
+reasons, explained  why a point has no value (one line); why a release's leaking points leak
+filed     the reports filed upstream, as the report lists them
+nightly, nightly_graphs  the nightly watch as a page, and as asv's own site (nightly/)
 """

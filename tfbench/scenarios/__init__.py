@@ -1,5 +1,13 @@
 """The scenario catalog: each seed pattern written once, for benchmarks, CLI and tests.
 
+loops      matrix power: Python loops of tf.matmul, tf.while_loop, tf.function, NumPy
+functions  tf.function: accumulation in a loop, retracing
+graphs     graph construction in a loop against eager, and TF1 sessions
+predict    model.predict, model(x), predict_on_batch and kin in a loop
+threads    sessions shared by threads, or one a thread
+footprint  what TensorFlow itself holds after import and one op
+articles   the five articles' fifteen examples, as written
+
 A scenario's `prepare(**params)` builds its inputs and returns the step, a no-argument
 callable that does the pattern's unit of work once; the probe calls it per iteration. A
 step may carry `counters()`, returning counts the pattern is about (graph operations,
