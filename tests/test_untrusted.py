@@ -652,3 +652,39 @@ def test_the_reports_command_for_another_python_is_quoted():
     command = python_axis._command(family, ("'model_predict'", "'CPU'"), "v2.22.0rc0", "3.12")
     words = shlex.split(command.partition("  #")[0])
     assert words[-2:] == ["--python", "3.12"] and words[0] == "tfbench"
+
+
+def test_a_merge_killed_midway_leaves_whole_folders_and_a_rerun_completes_it(tmp_path):
+    """#69: killed on its first move, a merge left a machine folder without its
+    machine.json (asv and the report skip such a folder without a word) and its staging
+    folder. Now each machine.json moves before the files beside it; the re-run moves the
+    rest and removes the killed run's staging."""
+    import shutil
+    import subprocess
+    import sys
+
+    source, kept = tmp_path / "runner", ROOT / "results" / "linux-2cpu-24gb"
+    (source / kept.name).mkdir(parents=True)
+    for name in ("machine.json", "d2a6c68b-virtualenv-py3.11.json"):  # d < m: moved first
+        shutil.copy(kept / name, source / kept.name / name)
+    into = tmp_path / "into"
+    code = (
+        "import os, signal\nfrom tfbench.cli import main\nfrom tfbench.publish import merge\n"
+        "moves, real = [], os.replace\n"
+        "def replace(a, b):\n"
+        "    moves.append(b)\n"
+        "    if len(moves) == 2:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    real(a, b)\n"
+        "merge.os.replace = replace\n"
+        f"main(['results', 'merge', {str(source)!r}, '--into', {str(into)!r}])\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    moved = sorted(p.relative_to(into).as_posix() for p in into.rglob("*") if p.is_file())
+    assert moved == [f"{kept.name}/machine.json"], moved  # the one move made
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tfbench-merge-")]
+    assert run("results", "merge", source, "--into", into) == 0
+    files = sorted(p.relative_to(into).as_posix() for p in into.rglob("*") if p.is_file())
+    assert files == [f"{kept.name}/d2a6c68b-virtualenv-py3.11.json", f"{kept.name}/machine.json"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tfbench-merge-")]

@@ -286,7 +286,9 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
             for relative in done.replaced:
                 (old / relative).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(target / relative, old / relative)
-            for relative in changed:
+            # every machine.json before the files beside it: asv reads no folder without
+            # one, so a merge killed midway leaves whole folders, and a re-run completes it
+            for relative in sorted(changed, key=lambda r: r.name != "machine.json"):
                 (target / relative).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staged / relative, target / relative)
         finally:
