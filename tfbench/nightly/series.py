@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfbench import figures, formats, grammar, keptfiles
+from tfbench import figures, formats, grammar, keptfiles, whole
 from tfbench.keptfiles import KeptFileError, NightlyBuild
 from tfbench.nightly import policy
 from tfbench.nightly.builds import parse_time
@@ -145,8 +145,5 @@ def save(entry: Entry, results_dir: Path, machine: str) -> Path:
     }
     keptfiles.check_nightly_build(json.loads(json.dumps(body)))
     path = folder(results_dir, machine) / f"{entry.version}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n")
-    partial.replace(path)
+    whole.write(path, json.dumps(body, indent=1, sort_keys=True) + "\n", sync=True)
     return path
