@@ -258,6 +258,40 @@ def test_envsync_removes_only_what_the_lock_does_not_name():
     assert envsync.not_in_lock(lock, installed) == ["jax"]
 
 
+def test_envsync_installs_a_damaged_distribution_again_bypassing_uvs_cache(
+    tmp_path, monkeypatch, capsys
+):
+    """#69: asv's own environments are checked as the cached release ones are: a
+    distribution with a file cut is installed again (uv's cache bypassed), said in one
+    line; a whole one is left to uv's usual install."""
+    _fake_env(tmp_path / "env")
+    site = tmp_path / "env/lib/python3.11/site-packages"
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "requirements-cpu.txt").write_text("pkg==1.0\n")
+    commands: list[list[str]] = []
+
+    def run(command, **kwargs):
+        commands.append([str(word) for word in command])
+        return subprocess.CompletedProcess(command, 0, stdout="pkg==1.0\n")
+
+    monkeypatch.setattr(envsync.subprocess, "run", run)
+    monkeypatch.setattr(envsync, "compile_bytecode", lambda python: None)
+    monkeypatch.setattr(envsync.sysconfig, "get_paths", lambda: {"purelib": str(site)})
+    monkeypatch.setenv("TFBENCH_MACHINE", "m")
+    monkeypatch.setattr(envsync.sys, "version_info", (3, 11, 0))
+    envsync.main(str(tmp_path / "build"), str(tmp_path / "record"))
+    install = next(c for c in commands if "install" in c and "--requirement" in c)
+    assert "--reinstall-package" not in install and "--no-cache" not in install
+    (site / "pkg" / "core.so").write_bytes(b"\0" * 100)
+    commands.clear()
+    envsync.main(str(tmp_path / "build"), str(tmp_path / "record"))
+    install = next(c for c in commands if "install" in c and "--requirement" in c)
+    assert install[-3:] == ["--reinstall-package", "pkg", "--no-cache"]
+    err = capsys.readouterr().err
+    said = "pkg is damaged (pkg/core.so holds 100 bytes where it was installed with 4,096)"
+    assert f"envsync: {said}" in err
+
+
 @pytest.mark.slow
 def test_envsync_reports_a_failed_install_and_exits_nonzero(tmp_path):
     """asv then reports the release's install as failed, skips it and goes on."""

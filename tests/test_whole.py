@@ -139,10 +139,25 @@ def test_run_refuses_while_another_holds_the_folder(tmp_path, monkeypatch, capsy
     plan = run_command.Planned(["asv"], {}, "v1^!", "m", root / "m", kept)
     monkeypatch.setattr(run_command, "planned", lambda args: plan)
     monkeypatch.setattr(spawn, "Spawned", lambda *a, **k: pytest.fail("asv started"))
-    with whole.only_run(kept / "lock", "tfbench run (the first)"):
+    with whole.writing(root, "tfbench results merge (the first)"):
         assert main(["run"]) == 2
     err = capsys.readouterr().err
-    assert f"pid {os.getpid()}: tfbench run (the first)" in err and "--wait" in err
+    assert f"pid {os.getpid()}: tfbench results merge (the first)" in err and "--wait" in err
+
+
+def test_a_merge_refuses_while_a_run_holds_the_folder(tmp_path, capsys):
+    """A run and a merge take one lock: a merge into results a run is writing is refused
+    in one line naming the run, and nothing is merged."""
+    from tfbench.cli import main
+
+    source, into = tmp_path / "runner", tmp_path / "results"
+    (source / "m").mkdir(parents=True)
+    (source / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
+    with whole.writing(into, "tfbench run v2.21.0^!"):
+        assert main(["results", "merge", str(source), "--into", str(into)]) != 0
+    err = capsys.readouterr().err
+    assert f"pid {os.getpid()}: tfbench run v2.21.0^!" in err
+    assert not (into / "m").exists()
 
 
 def _limited() -> None:  # in the child: writes past 4 KiB fail (EFBIG), as on a full disk
@@ -248,3 +263,92 @@ def test_copies_cut_by_a_kill_are_not_taken_for_a_runs(tmp_path):
     with whole.Results(root, "m", kept, said.append).kept():
         assert json.loads((root / "probes/m/abc-env-cpu.json").read_text()) == PROBES
     assert not said and sorted(p.name for p in kept.iterdir()) == []
+
+
+def _site(folder: Path, page: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "index.html").write_text(page)
+    return folder
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_swap_puts_the_new_folder_in_place_and_the_old_at_its_name(
+    tmp_path, monkeypatch, exchange
+):
+    if not exchange:  # a file system or libc without RENAME_EXCHANGE
+        monkeypatch.setattr(whole, "_LIBC", object())
+    built, into = _site(tmp_path / "built", "new"), _site(tmp_path / "html", "old")
+    whole.swap(built, into)
+    assert (into / "index.html").read_text() == "new"
+    assert (built / "index.html").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["built", "html"]
+    whole.swap(_site(tmp_path / "first", "only"), tmp_path / "none")  # nothing there yet
+    assert (tmp_path / "none" / "index.html").read_text() == "only"
+
+
+def _publish_killed_at_the_swap(tmp_path: Path, conf: Path, kill: bool) -> int:
+    """`tfbench publish` with asv's build stood in for by a one-page site; SIGKILL'd at its
+    swap where `kill`."""
+    code = (
+        "import os, signal, types\nfrom tfbench import whole\nfrom tfbench.cli import main\n"
+        "from tfbench.publish import site\n"
+        "def build(conf_path, conf, data, scratch):\n"
+        "    (scratch / 'html').mkdir(); (scratch / 'html' / 'index.html').write_text('new')\n"
+        "    return scratch / 'html'\n"
+        "site._build = build\n"
+        "site.read = lambda conf_path: types.SimpleNamespace(problems=[], machines=[])\n"
+        "real = whole.swap\n"
+        "def swap(built, into):\n"
+        f"    if {kill}: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    real(built, into)\n"
+        "whole.swap = swap\n"
+        f"main(['publish', '--config', {str(conf)!r}])\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode
+
+
+def test_a_publish_killed_at_its_swap_keeps_the_site_and_a_rerun_publishes(tmp_path):
+    """#69: killed as it puts the new site in place, publish leaves the previous site and
+    its scratch (a dead owner's); the next publish puts its site in place and removes it."""
+    from conftest import scratch_asv_conf
+
+    conf = scratch_asv_conf(tmp_path, tmp_path / "results")
+    _site(tmp_path / "html", "old")
+    assert _publish_killed_at_the_swap(tmp_path, conf, kill=True) == -signal.SIGKILL
+    assert (tmp_path / "html" / "index.html").read_text() == "old"
+    assert [p for p in tmp_path.iterdir() if p.name.startswith(".tfbench-publish-")]
+    assert _publish_killed_at_the_swap(tmp_path, conf, kill=False) == 0
+    assert (tmp_path / "html" / "index.html").read_text() == "new"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tfbench-publish-")]
+
+
+def _gate_killed_midway(tmp_path: Path, kill: bool) -> int:
+    """`run_gate` with its measurement stood in for by one run written into its folder;
+    SIGKILL'd within the measurement where `kill`."""
+    code = (
+        "import os, signal\nfrom pathlib import Path\nfrom tfbench.gate import asvruns\n"
+        "def gate(request, hashes, say, work):\n"
+        "    (work / 'A1-full').mkdir(); (work / 'A1-full' / 'run.json').write_text('new')\n"
+        f"    if {kill}: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return 'done'\n"
+        "asvruns._gate, asvruns.commits = gate, lambda conf, tags: {}\n"
+        f"request = asvruns.Request(Path({str(tmp_path / 'asv.conf.json')!r}), None, "
+        "'v2.14.1', 'v2.15.1', 'm')\n"
+        "assert asvruns.run_gate(request, print) == 'done'\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode
+
+
+def test_a_gate_killed_midway_keeps_the_previous_runs_until_it_is_done(tmp_path):
+    """#69: a gate deleted the previous gate's runs before it had its own; killed midway,
+    it now leaves them as they were, and the next gate puts its runs in their place and
+    removes the killed one's scratch."""
+    gates = tmp_path / ".asv" / "gate"
+    (gates / "v2.14.1-v2.15.1" / "A1-full").mkdir(parents=True)
+    (gates / "v2.14.1-v2.15.1" / "A1-full" / "run.json").write_text("old")
+    assert _gate_killed_midway(tmp_path, kill=True) == -signal.SIGKILL
+    assert (gates / "v2.14.1-v2.15.1" / "A1-full" / "run.json").read_text() == "old"
+    assert [p for p in gates.iterdir() if p.name.startswith(".tfbench-gate-")]
+    assert _gate_killed_midway(tmp_path, kill=False) == 0
+    assert (gates / "v2.14.1-v2.15.1" / "A1-full" / "run.json").read_text() == "new"
+    assert [p.name for p in gates.iterdir()] == ["v2.14.1-v2.15.1"]

@@ -1,6 +1,6 @@
-"""Files written whole or not at all, asv's results kept whole around asv's own writes, one
-run at a time on one results folder, and scratch folders a killed run left removed by the
-next.
+"""Files and folders written whole or not at all, asv's results kept whole around asv's own
+writes, one writer at a time on one results folder, and scratch folders a killed run left
+removed by the next.
 
 tfbench writes a file to a temporary one beside it and renames it into place. asv writes its
 results and benchmarks.json in place: a run stopped as it writes leaves a file cut, and asv
@@ -12,6 +12,8 @@ back from its copy or, with none, moved aside and named, and the run goes on.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -41,6 +43,32 @@ def write(path: Path, data: bytes | str, sync: bool = False) -> None:
     except OSError as e:  # a full disk: the file as it was, and the error naming it
         partial.unlink(missing_ok=True)
         raise OSError(e.errno, e.strerror, str(path)) from e
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def swap(built: Path, into: Path) -> None:
+    """The folder `built` put in place of `into` in one step: a reader, or a kill, sees the
+    old folder or the new one, never neither (renameat2's RENAME_EXCHANGE; after it the old
+    one is at `built`). Where the file system cannot exchange, `into` is moved to `built`'s
+    name with a suffix first, a window of two renames."""
+    if not into.exists():
+        os.rename(built, into)
+        return
+    exchange = getattr(_LIBC, "renameat2", None)
+    if exchange is not None:
+        args = (_AT_FDCWD, os.fsencode(built), _AT_FDCWD, os.fsencode(into), _RENAME_EXCHANGE)
+        if exchange(*args) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise OSError(code, os.strerror(code), str(into))
+    old = built.with_name(built.name + ".old")
+    os.rename(into, old)
+    os.rename(built, into)
+    os.rename(old, built)
 
 
 def parses(path: Path) -> bool:
@@ -140,6 +168,12 @@ class Results:
 
 class Busy(Exception):
     """Another run holds the lock: its pid and command, as it wrote them."""
+
+
+def writing(results: Path, command: str, wait: bool = False) -> contextlib.AbstractContextManager:
+    """One writer at a time on the results folder `results` (a run, a merge): its lock, a
+    file beside it (`.results.lock`), names the holder."""
+    return only_run(results.parent / f".{results.name}.lock", command, wait)
 
 
 @contextlib.contextmanager

@@ -8,12 +8,15 @@ step. Every process that prepares a step writes a file to its temporary folder t
 an exit handler removes, as TensorFlow's autograph writes its modules (LEFT: a process that
 exits without the handlers leaves it behind).
 
-The step waits on the clock rather than computes: on some days the machine's CPU switches
-between two speeds every second or so, which decides whether a planted 25% on CPU time is
-found. It spins to its deadline rather than sleeps: a sleep's wake-up adds a latency to
-both sides that grows with the machine's load (0.8 ms a step on a busy CI machine, which
-read the planted 25% as 18%). The test checks the gate's path from asv's results to its
-row; its sensitivity to CPU-bound changes is measured on the suite (docs/gate.md).
+The step spins for a span of its thread's CPU time rather than computes: on some days the
+machine's CPU switches between two speeds every second or so, which decides whether a
+planted 25% of work is found. CPU time, not the clock: a sleep's wake-up, or a clock
+deadline, adds the time the step waits for a core to both sides, which grows with the
+machine's load (a busy CI machine read the planted 25% as 18% with sleeps; with other
+processes on the two cores a clock deadline read it as 13-19%, CPU time as 25%); CPU time
+stretches both sides alike, as work does. The test checks the gate's path from asv's
+results to its row; its sensitivity to CPU-bound changes is measured on the suite
+(docs/gate.md).
 """
 
 import atexit
@@ -32,7 +35,7 @@ from tfbench.units import KiB, MiB
 from . import LEFT
 
 KEPT: list[np.ndarray] = []
-WAIT_S = 0.002  # the plain step
+SPIN_S = 0.002  # the plain step's CPU time
 
 
 def planted() -> set[str]:
@@ -50,9 +53,9 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def _wait(seconds: float) -> None:
-    until = time.perf_counter() + seconds
-    while time.perf_counter() < until:
+def _spin(seconds: float) -> None:
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
         pass
 
 
@@ -60,10 +63,10 @@ def prepare(change: str):
     with tempfile.NamedTemporaryFile(prefix=LEFT, suffix=".py", delete=False) as written:
         atexit.register(_remove, written.name)
     active = change in planted()
-    wait = WAIT_S * 1.25 if active and change == "slow" else WAIT_S
+    spin = SPIN_S * 1.25 if active and change == "slow" else SPIN_S
 
     def step():
-        _wait(wait)
+        _spin(spin)
         if active and change == "leak":
             KEPT.append(np.ones(64 * KiB // 8))  # written: resident
         if change == "kept":

@@ -139,7 +139,7 @@ def guarded(plan: Planned, wait: bool) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         command = " ".join(["tfbench", *sys.argv[1:]])
         try:
-            stack.enter_context(whole.only_run(plan.kept / "lock", command, wait))
+            stack.enter_context(whole.writing(plan.results.parent, command, wait))
         except whole.Busy as e:
             raise BadInput(
                 f"another run is writing {plan.results.parent} ({plain(str(e))}): wait for "

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench import cpu, keptfiles, probes
+from tfbench import cpu, keptfiles, probes, whole
 from tfbench.gate import calibration, kept, readings, rules, shards
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.session import SIDES, Again, Measured, Say, Session
@@ -39,6 +39,7 @@ from tfbench.pairs.verdict import Timed
 from tfbench.paths import ROOT
 from tfbench.probes import GridPoint
 
+SCRATCH = ".tfbench-gate-"  # a gate's runs until it is done
 PROBE_AGAIN_TIMEOUT = 1800  # seconds: as a family's setup_cache (benchmarks/loops.py)
 
 
@@ -94,14 +95,28 @@ def commits(conf: Config, tags: list[str]) -> dict[str, str]:
 
 def run_gate(request: Request, say: Say) -> GateResult:
     """Measure both releases (BadRequest, session.NothingSelected, GateError), compare them,
-    and keep a whole-suite run (no --bench) where the report finds it."""
+    and keep a whole-suite run (no --bench) where the report finds it. The runs go to a
+    scratch folder that takes the place of the previous gate's runs once the gate is done:
+    a gate stopped midway leaves those as they were (its scratch goes with the next gate)."""
     hashes = commits(request.conf, [request.old, request.new])
-    shutil.rmtree(request.work, ignore_errors=True)
-    backend = AsvBackend(request, hashes, say)
+    request.work.parent.mkdir(parents=True, exist_ok=True)
+    whole.sweep(SCRATCH, request.work.parent)  # a killed gate's
+    staged = whole.scratch(SCRATCH, request.work.parent)
+    try:
+        done = _gate(request, hashes, say, staged)
+        whole.swap(staged, request.work)  # the previous runs now in `staged`
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    return done
+
+
+def _gate(request: Request, hashes: dict[str, str], say: Say, work: Path) -> GateResult:
+    """run_gate's measurement and its kept files, the runs in `work`."""
+    backend = AsvBackend(request, hashes, say, work)
     session = Session(backend, request.bench, say, backend.tags)
     measured = session.measure()
     if measured.timed:
-        timing.record(measured.timed, request.reader, request.plant, request.work / "time.json")
+        timing.record(measured.timed, request.reader, request.plant, work / "time.json")
     here = cpu.identity()
     read = dict.fromkeys(measured.timed, here["id"])
     rows, differing = kept.conclude(
@@ -194,8 +209,8 @@ class AsvBackend:
     """The session's backend (tfbench.gate.session.Backend): a run is the results
     directory of one asv run."""
 
-    def __init__(self, request: Request, hashes: dict[str, str], say: Say):
-        self.request, self.say = request, say
+    def __init__(self, request: Request, hashes: dict[str, str], say: Say, work: Path):
+        self.request, self.say, self.work = request, say, work
         self.tags = dict(zip(SIDES, (request.old, request.new)))
         self.commits = {s: hashes[t] for s, t in self.tags.items()}
         self.pythons: dict[str, Path] = {}
@@ -226,7 +241,7 @@ class AsvBackend:
     ) -> dict[str, Path | None]:
         started = {}
         for s in sides:
-            started[s] = one = self._start(s, self.request.work / f"{s}{run_id}-{kind}", selection)
+            started[s] = one = self._start(s, self.work / f"{s}{run_id}-{kind}", selection)
             # asv rewrites ~/.asv-machine.json as it starts: the next run waits for this
             # one to have read it (its results then hold machine.json)
             while one.process.poll() is None and not (one.results / self.request.machine).is_dir():
@@ -238,7 +253,8 @@ class AsvBackend:
             clean = _finish(one)
             done[s] = None if clean is None else one.results
             if clean is False:
-                self.say(f"{kind}: {s} = {self.tags[s]}: some benchmarks failed: {one.log}")
+                log = self.request.work / one.log.relative_to(self.work)  # once it is done
+                self.say(f"{kind}: {s} = {self.tags[s]}: some benchmarks failed: {log}")
             if clean is not None and self.first is None:
                 self.first = one.results
         return done
@@ -262,7 +278,7 @@ class AsvBackend:
             timing.Side(
                 str(self.pythons[s]),
                 suite,
-                r.work / f"time-{s}.log",
+                self.work / f"time-{s}.log",
                 {"ASV_COMMIT": self.commits[s]},  # as asv gives its benchmarks
             )
             for s in SIDES
@@ -325,7 +341,7 @@ class AsvBackend:
         path = os.pathsep.join(filter(None, (project, os.environ.get("PYTHONPATH"))))
         started = {}
         for s in SIDES:
-            run_dir = self.request.work / f"{s}-probe-again"
+            run_dir = self.work / f"{s}-probe-again"
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "spec.json").write_text(json.dumps(spec))
             spec_path, out = run_dir / "spec.json", run_dir / "out.json"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tfbench import cpu, formats, keptfiles
+from tfbench import cpu, formats, keptfiles, whole
 from tfbench.gate import rules
 from tfbench.gate.readings import Point
 from tfbench.gate.rules import Change
@@ -63,8 +63,7 @@ def keep(
         }
         where = path(results_dir, cpu_id, pair, plant)
         keptfiles.check_calibration(json.loads(json.dumps(body)))
-        where.parent.mkdir(parents=True, exist_ok=True)
-        where.write_text(json.dumps(body, indent=1) + "\n")
+        whole.write(where, json.dumps(body, indent=1) + "\n")
         kept.append(where)
     return kept
 

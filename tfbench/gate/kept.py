@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tfbench import figures, formats, keptfiles
+from tfbench import figures, formats, keptfiles, whole
 from tfbench.gate import rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.rules import Change
@@ -61,7 +61,6 @@ def write(
     """The run's rows, each shift with the rows of the points that differ from it, and what
     it was `read_on` ({"cpus": {id: identity}, "onednn": {id: each side's ISA}})."""
     kept = path(results_dir, machine, pair)
-    kept.parent.mkdir(parents=True, exist_ok=True)
     run = {
         formats.KEY: formats.GATE_RUN,
         "time": time,
@@ -69,7 +68,7 @@ def write(
         "shifts": [dict(s.as_json(), rows=[r.as_json() for r in differ]) for s, differ in shifts],
         **(read_on or {}),
     }
-    kept.write_text(json.dumps(run, indent=1) + "\n")
+    whole.write(kept, json.dumps(run, indent=1) + "\n")
     return kept
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfbench import formats, keptfiles, probes
+from tfbench import formats, keptfiles, probes, whole
 from tfbench.gate import kept, rules
 from tfbench.gate.readings import Point, Side
 from tfbench.measure.timing import BLOCK_S, MIN_BLOCKS
@@ -203,8 +203,7 @@ def write(results_dir: Path, request: Request, measured: Measured, read_on: dict
         results_dir, request.machine, (request.old, request.new), request.plant, request.shard
     )
     keptfiles.check_gate_shard(json.loads(json.dumps(body)))  # as merge will read it
-    where.parent.mkdir(parents=True, exist_ok=True)
-    where.write_text(json.dumps(body) + "\n")
+    whole.write(where, json.dumps(body) + "\n")
     return where
 
 

@@ -16,7 +16,6 @@ into it and may be damaged too.
 from __future__ import annotations
 
 import contextlib
-import csv
 import fcntl
 import os
 import shutil
@@ -29,7 +28,7 @@ from pathlib import Path
 from stat import S_ISREG
 
 import tfbench
-from tfbench.history import pythons
+from tfbench.history import envsync, pythons
 from tfbench.history.envsync import compile_bytecode, lock_file_name
 from tfbench.history.releases import FLAVOURS, UNSUPPORTED, python_folder, read_lock, uv
 
@@ -154,21 +153,9 @@ def ensure(
 def damaged(path: Path) -> str | None:
     """The first file of the environment at `path` that its distribution's RECORD lists and
     that is missing or of another size, said; None where every one is whole."""
-    for record in sorted(path.glob("lib/python*/site-packages/*.dist-info/RECORD")):
-        site = record.parent.parent
-        try:
-            rows = list(csv.reader(record.read_text().splitlines()))
-        except (OSError, UnicodeDecodeError, csv.Error):
-            return f"{record.relative_to(path)} unreadable"
-        for row in rows:
-            if len(row) < 3 or not row[2].isdigit() or row[0].endswith(".pyc"):
-                continue  # the RECORD, files listed without a size, bytecode (compiled again)
-            try:
-                size = (site / row[0]).stat().st_size
-            except OSError:
-                return f"{row[0]} is missing"
-            if size != int(row[2]):
-                return f"{row[0]} holds {size:,} bytes where it was installed with {int(row[2]):,}"
+    for site in sorted(path.glob("lib/python*/site-packages")):
+        for _, why in envsync.damaged(site):
+            return why
     return None
 
 

@@ -11,15 +11,20 @@ environment of another Python than the history's gets that Python's lock (python
 asv does not record what an environment held: `uv pip freeze` after the install goes to
 RECORD_DIR/<machine>/<commit>-<environment>-<cpu|gpu>.txt, beside the results it produced
 (each machine its own: a run never rewrites another machine's record).
-Every module is then compiled to bytecode (compile_bytecode).
+Every module is then compiled to bytecode (compile_bytecode). A distribution with a file
+missing or cut (a killed install, a damaged disk; uv's cache is hard-linked into the
+environment, so the cache is bypassed) is installed again, said in one line.
 """
 
+import csv
 import json
 import os
 import platform
 import re
 import subprocess
 import sys
+import sysconfig
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -39,6 +44,31 @@ def not_in_lock(lock_text: str, installed: list[str]) -> list[str]:
         if line.strip() and not line.startswith("#")
     }
     return sorted({normalize(name) for name in installed} - wanted - ENVIRONMENT_TOOLS)
+
+
+def damaged(site: Path) -> Iterator[tuple[str, str]]:
+    """(distribution, what is wrong) for each distribution in the site-packages folder
+    `site` whose RECORD lists a file missing or of another size (bytecode excepted:
+    compile_bytecode writes it again)."""
+    for record in sorted(site.glob("*.dist-info/RECORD")):
+        name = normalize(record.parent.name.split("-")[0])
+        try:
+            rows = list(csv.reader(record.read_text().splitlines()))
+        except (OSError, UnicodeDecodeError, csv.Error):
+            yield name, f"{record.relative_to(site)} unreadable"
+            continue
+        for row in rows:
+            if len(row) < 3 or not row[2].isdigit() or row[0].endswith(".pyc"):
+                continue  # the RECORD, files listed without a size, bytecode
+            try:
+                size = (site / row[0]).stat().st_size
+            except OSError:
+                yield name, f"{row[0]} is missing"
+                break
+            if size != int(row[2]):
+                was = int(row[2])
+                yield name, f"{row[0]} holds {size:,} bytes where it was installed with {was:,}"
+                break
 
 
 def lock_file_name(flavour: str) -> str:
@@ -174,7 +204,11 @@ def main(build_dir: str, record_dir: str) -> None:
     extra = not_in_lock(lock.read_text(), installed)
     if extra:
         subprocess.run([*uv, "uninstall", *here, *extra], check=True)
-    done = subprocess.run([*uv, "install", *here, "--no-deps", "--requirement", str(lock)])
+    again = []
+    for name, why in damaged(Path(sysconfig.get_paths()["purelib"])):
+        print(f"envsync: {name} is damaged ({why}): installing it again", file=sys.stderr)
+        again += ["--reinstall-package", name, "--no-cache"]
+    done = subprocess.run([*uv, "install", *here, "--no-deps", "--requirement", str(lock), *again])
     if done.returncode:  # uv printed why; asv reports it, skips this release, goes on
         sys.exit(f"envsync: could not install {lock} (uv exit {done.returncode})")
     compile_bytecode(sys.executable)

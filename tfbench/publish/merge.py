@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import fcntl
 import json
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfbench import grammar, keptfiles, whole
+from tfbench import escape, grammar, keptfiles, whole
 from tfbench.gate import calibration, kept
 from tfbench.nightly import series
 from tfbench.publish import chain, explained, filed
@@ -309,17 +309,22 @@ def _no_link(target: Path, relative: Path) -> None:
 
 @contextlib.contextmanager
 def _locked(target: Path, changed: list[Path]) -> Iterator[None]:
-    """The results locked for the merge, and each nightly history it writes into held as
-    the watch holds it (MergeError where a watch is reading into one)."""
+    """The results held for the merge with the lock a run takes (one writer at a time,
+    named), and each nightly history it writes into held as the watch holds it
+    (MergeError where another run writes into them)."""
     target.mkdir(parents=True, exist_ok=True)
     histories = sorted({r.parts[1] for r in changed if r.parts[0] == series.FOLDER})
+    command = " ".join(["tfbench", *sys.argv[1:]])
     with contextlib.ExitStack() as held:
-        fd = os.open(target, os.O_RDONLY)
-        held.callback(os.close, fd)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.enter_context(whole.writing(target, command))
             for machine in histories:
                 held.enter_context(series.reading(target, machine))
-        except (BlockingIOError, series.Busy) as e:
-            raise MergeError(f"{e or target}: another run writes into the results") from None
+        except whole.Busy as e:
+            raise MergeError(
+                f"another run writes into {target} ({escape.plain(str(e))}): wait for it "
+                "to end; nothing merged"
+            ) from None
+        except series.Busy as e:
+            raise MergeError(f"{e}: nothing merged") from None
         yield

@@ -2,8 +2,9 @@
 
 Results come from other machines too, so the site is built from the results files both asv
 and the report can read (tfbench.publish.results names the others and skips them), in a
-scratch directory beside the published one, and swapped in only once complete: a failed
-publish leaves the previous site as it was.
+scratch directory beside the published one, and swapped in only once complete, in one step:
+a failed or killed publish leaves the previous site as it was, and two at once leave one of
+the two.
 """
 
 from __future__ import annotations
@@ -97,10 +98,7 @@ def publish(conf_path: str, report_only: bool = False) -> tuple[Path, results.Da
     whole.sweep(".tfbench-publish-", html_dir.parent)  # a killed publish's
     scratch = whole.scratch(".tfbench-publish-", html_dir.parent)
     try:
-        built = _build(conf_path, conf, data, scratch)
-        if html_dir.exists():
-            html_dir.rename(scratch / "previous")
-        built.rename(html_dir)
+        whole.swap(_build(conf_path, conf, data, scratch), html_dir)  # the old one in scratch
     except PublishError as e:
         raise PublishError(f"{e}; {html_dir} is left as it was") from e
     finally:
