@@ -24,6 +24,7 @@ library alone): below every writer
 """
 
 import ast
+import graphlib
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,22 @@ def test_imports_by_computed_names_are_declared_and_go_one_way(path):
     reached, _ = DYNAMIC[name]
     own = layer(name)
     assert reached == own or reached == "benchmarks", (own, reached)
+
+
+def test_no_module_imports_itself_round_a_circle():
+    """Within a layer too, modules import one way (a type's import included: #68 found
+    gate/asvruns <-> gate/shards); a package's own __init__ is not counted."""
+    names = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        name, found = module_name(path), set()
+        for dotted in imports(path.read_text(), name, path.name == "__init__.py"):
+            while dotted not in names and "." in dotted:  # an attribute: its module
+                dotted = dotted.rpartition(".")[0]
+            if dotted in names and not f"{name}.".startswith(f"{dotted}."):
+                found.add(dotted)
+        graph[name] = found
+    graphlib.TopologicalSorter(graph).prepare()  # CycleError names the circle
 
 
 def test_nothing_of_tfbench_imports_the_suite_by_name():

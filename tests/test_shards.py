@@ -14,7 +14,6 @@ import pytest
 from tfbench import cpu, keptfiles
 from tfbench.cli import main
 from tfbench.gate import kept, shards
-from tfbench.gate.asvruns import Request
 from tfbench.gate.readings import Side
 from tfbench.gate.session import Measured
 from tfbench.pairs import timing, verdict
@@ -32,6 +31,7 @@ SUITE = {
     ]
 }  # fmt: skip
 HERE = json.loads(json.dumps(cpu.identity()))
+PAIR = ("v2.21.0", "v2.22.0rc0")
 OTHER = dict(cpu.parse("vendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t: 2\n", {}, 2))
 
 
@@ -127,12 +127,11 @@ def _measured(share: list, apart: bool) -> Measured:
 
 
 def _keep(results, share, shard, machine, identity, plant=0.0, reader=None):
-    request = Request(
-        None, None, "v2.21.0", "v2.22.0rc0", machine, shards.pattern(share), plant=plant,
-        reader=reader or timing.Reader(), shard=shard, units=tuple(share),
-    )  # type: ignore[arg-type]  # fmt: skip
     read_on = {"cpus": {identity["id"]: identity}, "onednn": {identity["id"]: {"old": None}}}
-    return shards.write(results, request, _measured(share, True), read_on)
+    return shards.write(
+        results, machine, PAIR, shard, tuple(share), _measured(share, True), read_on, plant,
+        reader or timing.Reader(),
+    )  # fmt: skip
 
 
 def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp_path):
@@ -171,11 +170,10 @@ def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(
     unread.add(("m.CCosts.track_leak", other), None, "not selected")
     measured = _measured(plan[0], True)
     measured.before.missing |= unread.missing
-    request = Request(
-        None, None, "v2.21.0", "v2.22.0rc0", "a", "", shard=(1, 2), units=tuple(plan[0])
-    )  # type: ignore[arg-type]
     read_on = {"cpus": {HERE["id"]: HERE}, "onednn": {}}
-    where = shards.write(tmp_path, request, measured, read_on)
+    where = shards.write(
+        tmp_path, "a", PAIR, (1, 2), tuple(plan[0]), measured, read_on, 0.0, timing.Reader()
+    )
     kept_points = {p for p, *_ in keptfiles.gate_shard(where)["before"]}
     assert kept_points and all(shards.unit_of(p) in plan[0] for p in kept_points)
     data = json.loads(where.read_text())

@@ -127,7 +127,10 @@ def _gate(request: Request, hashes: dict[str, str], say: Say, work: Path) -> Gat
     read_on = {"cpus": {here["id"]: here}, "onednn": {here["id"]: onednn}}
     where = None
     if request.shard:
-        where = shards.write(results, request, measured, read_on)
+        where = shards.write(
+            results, request.machine, pair, request.shard, request.units, measured, read_on,
+            request.plant, request.reader,
+        )  # fmt: skip
     elif not request.bench:
         calibration.keep(
             results, pair, request.plant, rows, measured.timed, read, {here["id"]: here},

@@ -30,8 +30,7 @@ from tfbench.gate.readings import Point, Side
 from tfbench.measure.timing import BLOCK_S, MIN_BLOCKS
 from tfbench.pairs import timing, verdict
 
-if TYPE_CHECKING:  # asvruns imports this module
-    from tfbench.gate.asvruns import Request
+if TYPE_CHECKING:
     from tfbench.gate.session import Measured
 
 MEMORY, TIME = "memory", "time"
@@ -176,32 +175,38 @@ def _side(side: Side, share: set[Unit]) -> list[list[Any]]:
     ]
 
 
-def write(results_dir: Path, request: Request, measured: Measured, read_on: dict) -> Path:
-    """The shard's readings, as `merge` joins them: both sides' every reading, every time
-    point's pairs, the units it was given and the CPU that read them."""
-    assert request.shard is not None
-    reader = request.reader
+def write(
+    results_dir: Path,
+    machine: str,
+    pair: tuple[str, str],
+    shard: tuple[int, int],
+    units: tuple[Unit, ...],
+    measured: Measured,
+    read_on: dict,
+    plant: float,
+    reader: timing.Reader,
+) -> Path:
+    """Shard I of N's readings (`shard`), as `merge` joins them: both sides' every reading,
+    every time point's pairs, the units it was given and the CPU that read them."""
     body = {
         formats.KEY: formats.GATE_SHARD,
-        "pair": [request.old, request.new],
-        "shard": list(request.shard),
-        "plant": request.plant,
+        "pair": list(pair),
+        "shard": list(shard),
+        "plant": plant,
         "reader": dataclasses.asdict(reader) | {"level": verdict.LEVEL},
         "seconds": measured.seconds,
-        "units": [[kind, name, list(combo)] for kind, name, combo in request.units],
+        "units": [[kind, name, list(combo)] for kind, name, combo in units],
         **read_on,
         "sides": {
-            "before": _side(measured.before, set(request.units)),
-            "after": _side(measured.after, set(request.units)),
+            "before": _side(measured.before, set(units)),
+            "after": _side(measured.after, set(units)),
         },
         "times": [
             [b, list(c), {"logs": t.logs, "before": t.before, "skipped": t.skipped}]
             for (b, c), t in sorted(measured.timed.items())
         ],
     }
-    where = path(
-        results_dir, request.machine, (request.old, request.new), request.plant, request.shard
-    )
+    where = path(results_dir, machine, pair, plant, shard)
     keptfiles.check_gate_shard(json.loads(json.dumps(body)))  # as merge will read it
     whole.write(where, json.dumps(body) + "\n")
     return where
