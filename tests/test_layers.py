@@ -19,8 +19,9 @@ targets  <-  explain (why a step grows: its own traced run)  <-  cli
 cpu (the CPU a figure is read on; the standard library alone)  <-  keptfiles, probes, gate,
 history, nightly, publish, cli
 profile (where a run's and the tests' time goes; escape for its tables)  <-  cli
-whole (files written whole, asv's kept whole, the run's lock, scratch folders; the standard
-library alone): below every writer
+whole (files written whole, asv's kept whole, the run's lock, scratch folders) and faults
+(how a run ends: the exit codes, a fault's line), the standard library alone: below every
+writer
 """
 
 import ast
@@ -136,8 +137,8 @@ ALLOWED["profile"] = {"profile", "escape"}  # where the time goes: its tables es
 for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):
     ALLOWED[reader].add("cpu")
 ALLOWED["paths"], ALLOWED["whole"] = set(), {"whole"}
-for allowed in ALLOWED.values():  # where things are, and how a file is written: any layer
-    allowed |= {"paths", "whole"}
+for allowed in ALLOWED.values():  # where things are, how a file is written, how a run ends
+    allowed |= {"paths", "whole", "faults"}
 PACKAGE = ROOT / "tfbench"
 
 

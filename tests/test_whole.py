@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -352,3 +353,71 @@ def test_a_gate_killed_midway_keeps_the_previous_runs_until_it_is_done(tmp_path)
     assert _gate_killed_midway(tmp_path, kill=False) == 0
     assert (gates / "v2.14.1-v2.15.1" / "A1-full" / "run.json").read_text() == "new"
     assert [p.name for p in gates.iterdir()] == ["v2.14.1-v2.15.1"]
+
+
+def test_a_killed_measurements_temporary_folders_go_with_the_next_command(tmp_path):
+    """#69: every temporary folder of tfbench's names its owner; a `tfbench measure` killed
+    by SIGKILL leaves its folders, and the next tfbench command, whichever, removes them
+    in one line."""
+    (tmp_path / "slow.py").write_text("import time\n\ndef step():\n    time.sleep(0.01)\n")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary)}
+    measuring = subprocess.Popen(
+        [sys.executable, "-m", "tfbench", "measure", f"{tmp_path / 'slow.py'}::step",
+         "--iterations", "20000"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not list(temporary.glob("tfbench-*/tfbench-children-*")):  # the step runs
+        assert time.monotonic() < deadline, list(temporary.rglob("*"))
+        time.sleep(0.1)
+    os.killpg(measuring.pid, signal.SIGKILL)
+    measuring.wait()
+    assert [p.name.rpartition("-")[0] for p in temporary.iterdir()] == ["tfbench-spec"]
+    listed = subprocess.run(
+        [sys.executable, "-m", "tfbench", "list"], env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 0
+    assert "tfbench: removed 1 folder(s) a stopped run left" in listed.stderr
+    assert not list(temporary.iterdir())
+
+
+def test_publish_on_a_full_disk_is_one_line_and_the_site_is_kept(tmp_path):
+    """#69: publish ran out of room with a traceback, or asv's own, and "asv publish failed"
+    (exit 3). Now: one line naming the folder, exit 74, the previous site as it was, no
+    scratch left; and asv's publish itself, out of room, ends in one line, exit 74."""
+    from conftest import scratch_asv_conf
+
+    from tfbench.paths import ROOT
+    from tfbench.publish import asv_publish
+
+    source, results = ROOT / "results", tmp_path / "results"
+    (results / "linux-2cpu-24gb").mkdir(parents=True)
+    (results / "benchmarks.json").write_bytes((source / "benchmarks.json").read_bytes())
+    for name in (
+        "linux-2cpu-24gb/machine.json",
+        "linux-2cpu-24gb/d2a6c68b-virtualenv-py3.11.json",
+    ):
+        (results / name).write_bytes((source / name).read_bytes())
+    conf = scratch_asv_conf(tmp_path, results)
+    site = _site(tmp_path / "html", "old")
+    for command, folder in (
+        ([sys.executable, "-m", "tfbench", "publish", "--config", str(conf)],
+         rf"{tmp_path}/\.tfbench-publish-\w+/results"),
+        (asv_publish.command(str(scratch_asv_conf(tmp_path / "asv", results))),
+         str(tmp_path / "asv" / "html")),
+    ):  # fmt: skip
+        run = subprocess.run(
+            command, capture_output=True, text=True, preexec_fn=_limited, timeout=300
+        )
+        assert run.returncode == 74, run.stderr
+        said = [line for line in run.stderr.splitlines() if not line.startswith("[")]
+        assert len(said) == 1 and re.fullmatch(
+            rf"tfbench: {folder}: the file is over the size this process may write "
+            r"\(ulimit -f\) \(exit 74\)",
+            said[0],
+        ), run.stderr
+    assert [p.name for p in site.iterdir()] == ["index.html"]
+    assert (site / "index.html").read_text() == "old"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tfbench-publish-")]

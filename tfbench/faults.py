@@ -28,6 +28,14 @@ MACHINE_FAULTS = {
 }
 
 
+class Said(Exception):
+    """The fault was said in one line already (by a process of tfbench's): end with `code`."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where a KeyboardInterrupt is: every clean-up an interrupt runs runs."""
 

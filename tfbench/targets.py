@@ -18,7 +18,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -26,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tfbench import scenarios
+from tfbench import scenarios, whole
 from tfbench.measure import devices, heap, parents, record, supervisor
 from tfbench.measure.child import measure_step
 from tfbench.measure.record import Record
@@ -353,7 +352,7 @@ def run_isolated(
     environment serves every such request of the run (`python -m tfbench.targets` only).
     """
     python, roots = limits.python or sys.executable, [_import_root(m) for m in imports]
-    with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
+    with whole.temporary("tfbench-spec-") as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(
             json.dumps({**spec, "limits": limits.to_json(), "imports": list(imports)})

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 OWNER = ".tfbench-owner"  # in a scratch folder: the pid and start time of the process it is for
+TEMPORARY = "tfbench-"  # every scratch folder of tfbench's in the temporary folder
 
 
 def write(path: Path, data: bytes | str, sync: bool = False) -> None:
@@ -211,6 +212,17 @@ def scratch(prefix: str, folder: Path | None = None) -> Path:
     made = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
     (made / OWNER).write_text(f"{os.getpid()} {_started(os.getpid())}")
     return made
+
+
+@contextlib.contextmanager
+def temporary(prefix: str) -> Iterator[Path]:
+    """A scratch folder in the temporary folder, removed when done: and after a kill, by the
+    next tfbench command's sweep (TEMPORARY)."""
+    made = scratch(prefix)
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def sweep(prefix: str, folder: Path | None = None) -> list[Path]:

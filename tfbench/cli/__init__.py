@@ -10,7 +10,7 @@ import os
 import signal
 import sys
 
-from tfbench import escape
+from tfbench import escape, whole
 from tfbench.cli import (
     bisect,
     catalog,
@@ -29,7 +29,7 @@ from tfbench.cli import (
     watch,
 )
 from tfbench.cli.common import EXIT_BAD_INPUT, BadInput
-from tfbench.faults import EXIT_CRASH, crashed, interrupted, machine_fault
+from tfbench.faults import EXIT_CRASH, Said, crashed, interrupted, machine_fault
 from tfbench.keptfiles import KeptFileError
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_CRASH", "parse", "main"]
@@ -86,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     never read as a verdict (a CI step that accepts exit 1 fails on it)."""
     args = parse(sys.argv[1:] if argv is None else argv)
     try:
+        whole.sweep(whole.TEMPORARY)  # what a killed command of tfbench's left
         return args.run(args)
+    except Said as e:
+        return e.code
     except (BadInput, KeptFileError) as e:
         print(f"tfbench: error: {escape.plain(str(e))}", file=sys.stderr)
         return EXIT_BAD_INPUT

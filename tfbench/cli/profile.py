@@ -10,11 +10,11 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tfbench import whole
 from tfbench.cli import common
 from tfbench.cli import run as run_command
 from tfbench.cli.common import BadInput, Subcommands
@@ -66,7 +66,7 @@ def _tests(more: list[str]) -> tuple[int, str]:
 
     if importlib.util.find_spec("pytest") is None:
         raise BadInput("the tests need the test extra: pip install -e '.[tf,test]'")
-    with tempfile.TemporaryDirectory(prefix="tfbench-profile-") as tmp:
+    with whole.temporary("tfbench-profile-") as tmp:
         lines = Path(tmp) / "tests.jsonl"
         start = time.monotonic()
         code = subprocess.call(

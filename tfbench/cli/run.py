@@ -134,8 +134,6 @@ def guarded(plan: Planned, wait: bool) -> Iterator[None]:
     from tfbench import whole
     from tfbench.escape import plain
 
-    for prefix in ("tfbench-run-", "tfbench-parents-"):  # a killed run's
-        whole.sweep(prefix)
     with contextlib.ExitStack() as stack:
         command = " ".join(["tfbench", *sys.argv[1:]])
         try:

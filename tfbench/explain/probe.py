@@ -26,14 +26,13 @@ import gc
 import json
 import re
 import sys
-import tempfile
 import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tfbench import targets
+from tfbench import targets, whole
 from tfbench.explain import layers
 from tfbench.measure import devices, record, steps, supervisor
 from tfbench.paths import ROOT
@@ -210,7 +209,7 @@ def native_window(step: Callable[[], Any], calls: int, extra_path: str | None) -
         memray = _memray(extra_path)
     except ImportError as e:
         return {"available": False, "why": f"memray is not installed ({e})"}
-    with tempfile.TemporaryDirectory(prefix="tfbench-explain-") as tmp:
+    with whole.temporary("tfbench-explain-") as tmp:
         capture = Path(tmp) / "native.bin"
         with memray.Tracker(capture, native_traces=True, follow_fork=False):
             for _ in range(calls):

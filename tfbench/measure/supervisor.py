@@ -15,12 +15,12 @@ import functools
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tfbench import whole
 from tfbench.measure import child
 from tfbench.measure.meter import group_rss_bytes
 from tfbench.measure.record import Record
@@ -64,7 +64,7 @@ def fork_each(
     running: dict[int, tuple[int, Path, float]] = {}  # pid -> (index, out, deadline)
     todo = list(enumerate(targets))
     scanned = 0.0
-    with tempfile.TemporaryDirectory(prefix="tfbench-") as tmp:
+    with whole.temporary("tfbench-children-") as tmp:
         while todo or running:
             while todo and len(running) < workers:
                 index, target = todo.pop(0)

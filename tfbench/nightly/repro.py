@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import ast
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tfbench import grammar, scenarios
+from tfbench import grammar, scenarios, whole
 from tfbench.measure.spawn import Spawned
 from tfbench.measure.supervisor import default_budget_bytes
 from tfbench.paths import PACKAGE
@@ -275,7 +274,7 @@ def run(code: str, python: Path, limits: Limits) -> str:
     """What the reproducer prints, run by `python` (a build's environment), as a reporter
     runs it; killed with its processes past the memory budget or the timeout, and said so
     with the end of its log."""
-    with tempfile.TemporaryDirectory(prefix="tfbench-repro-") as tmp:
+    with whole.temporary("tfbench-repro-") as tmp:
         script, out, err = (Path(tmp) / name for name in ("repro.py", "out", "err"))
         script.write_text(code)
         with open(out, "w") as printed, open(err, "w") as logged:

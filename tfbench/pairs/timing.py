@@ -24,6 +24,7 @@ import json
 import math
 import os
 import selectors
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tfbench import targets
+from tfbench import targets, whole
 from tfbench.measure.spawn import Spawned
 from tfbench.pairs import verdict
 from tfbench.paths import ROOT
@@ -67,8 +68,8 @@ class Server:
 
     def __init__(self, python: str, suite: Path, log: Path, env: dict[str, str]) -> None:
         self.log = log
-        self._tmp = tempfile.TemporaryDirectory(prefix="tfbench-time-")
-        env = {**targets.isolated_env(Path(self._tmp.name), [str(suite.parent)]), **env}
+        self._tmp = whole.scratch("tfbench-time-")
+        env = {**targets.isolated_env(self._tmp, [str(suite.parent)]), **env}
         self._logged = log.open("a")
         self.process = Spawned(
             [python, "-m", "tfbench.pairs.server", str(suite)],
@@ -108,7 +109,7 @@ class Server:
     def close(self) -> None:
         self.process.kill()
         self._logged.close()
-        self._tmp.cleanup()
+        shutil.rmtree(self._tmp, ignore_errors=True)
 
     @staticmethod
     def _pipe(pipe: IO[Any] | None) -> Any:
@@ -206,7 +207,7 @@ def _together(
     (a duet's cores, or who takes the first turn, alternate pair by pair)."""
     servers = [s.ready() for s in sides]
     cores = sorted(os.sched_getaffinity(0))[:2]
-    with tempfile.TemporaryDirectory(prefix="tfbench-pair-") as folder:
+    with whole.temporary("tfbench-pair-") as folder:
         for name in ("old", "new") if design == TURNS else ():
             os.mkfifo(Path(folder) / f"{name}.turn")
         for i, (name, server) in enumerate(zip(("old", "new"), servers)):

@@ -4,11 +4,15 @@ runs `asv ARGS`.
 asv's regressions page asks git for the commits of every jump's range, a subprocess each,
 once per graph and jump: hundreds of calls for one range, most of asv publish's time. The
 repository does not change while asv publishes, so each range's answer is kept for the run.
+A full disk or a folder it may not write ends it in one line naming the site's folder, with
+faults.EXIT_IO, not asv's traceback.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import re
 import sys
 
 from asv.plugins.git import Git
@@ -25,8 +29,23 @@ def _remember_ranges() -> None:
     Git.get_hashes_from_range = lambda repo, spec: list(answers(repo, spec))  # a copy each
 
 
-if __name__ == "__main__":
+def _publish() -> None:
+    from asv.config import Config
     from asv.main import main
 
+    from tfbench import faults
+
     _remember_ranges()
-    main()
+    try:
+        main()
+    except OSError as e:
+        found = re.search(r"\[Errno (\d+)\]", str(e))  # copytree's: its files' errors as text
+        code = e.errno or (int(found.group(1)) if found else 0)
+        site = Config.load(sys.argv[sys.argv.index("--config") + 1]).html_dir
+        if faults.machine_fault(OSError(code, os.strerror(code), site)) is None:
+            raise
+        sys.exit(faults.EXIT_IO)
+
+
+if __name__ == "__main__":
+    _publish()

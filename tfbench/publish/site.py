@@ -19,7 +19,7 @@ from pathlib import Path
 
 from asv.config import Config
 
-from tfbench import escape, keptfiles, whole
+from tfbench import escape, faults, keptfiles, whole
 from tfbench.history.asvconf import derived_config, load_config
 from tfbench.publish import (
     assets,
@@ -66,7 +66,15 @@ def read(conf_path: str | Path) -> results.Data:
 def _readable_copy(conf: Config, data: results.Data, target: Path) -> None:
     """The results asv can publish safely: benchmarks.json without refused entries, its
     code HTML-escaped (asv's pages show it as an HTML tooltip: the source then reads as
-    written, `<` and `&` included), and each machine's readable files."""
+    written, `<` and `&` included), and each machine's readable files. An OSError names
+    `target`."""
+    try:
+        _copy(conf, data, target)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, e.filename or str(target)) from e
+
+
+def _copy(conf: Config, data: results.Data, target: Path) -> None:
     source = Path(conf.results_dir)
     target.mkdir(parents=True)
     try:
@@ -114,6 +122,8 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     # its own session: an interrupt reaches tfbench alone, which ends asv's publish (run
     # kills it) and says so in one line; asv's own traceback is never printed
     run = subprocess.run(asv_publish.command(str(config)), start_new_session=True)
+    if run.returncode == faults.EXIT_IO:  # a full disk: said in one line
+        raise faults.Said(faults.EXIT_IO)
     if run.returncode:
         raise PublishError(f"asv publish failed (exit {run.returncode})")
     graphs = _nightly_graphs(data, scratch / "nightly")
