@@ -103,6 +103,7 @@ ALLOWED = {
         "scenarios",
         "nightly",
         "pairs",
+        "measure",  # spawn: asv's publish ends with it
         "publish",
     },
     "cli": {

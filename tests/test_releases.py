@@ -276,6 +276,7 @@ def test_envsync_installs_a_damaged_distribution_again_bypassing_uvs_cache(
 
     monkeypatch.setattr(envsync.subprocess, "run", run)
     monkeypatch.setattr(envsync, "compile_bytecode", lambda python: None)
+    monkeypatch.setattr(envsync, "ends_with_parent", lambda: None)  # this is pytest's process
     monkeypatch.setattr(envsync.sysconfig, "get_paths", lambda: {"purelib": str(site)})
     monkeypatch.setenv("TFBENCH_MACHINE", "m")
     monkeypatch.setattr(envsync.sys, "version_info", (3, 11, 0))
@@ -290,6 +291,23 @@ def test_envsync_installs_a_damaged_distribution_again_bypassing_uvs_cache(
     err = capsys.readouterr().err
     said = "pkg is damaged (pkg/core.so holds 100 bytes where it was installed with 4,096)"
     assert f"envsync: {said}" in err
+
+
+def test_envsync_and_what_it_starts_end_with_the_process_that_started_them():
+    """#69: a killed run left envsync, uv and compileall running on. Each now asks the
+    kernel for SIGKILL when its parent ends (PR_SET_PDEATHSIG, read back here)."""
+    code = (
+        "import ctypes\nfrom tfbench.history import envsync\n"
+        "libc, sig = ctypes.CDLL(None), ctypes.c_int()\n"
+        "libc.prctl(2, ctypes.byref(sig)); print(sig.value)\n"  # 2 = PR_GET_PDEATHSIG
+        "envsync.ends_with_parent()\n"
+        "libc.prctl(2, ctypes.byref(sig)); print(sig.value)\n"
+    )
+    read = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert read.stdout.split() == ["0", "9"], read.stderr
+    source = Path(envsync.__file__).read_text()
+    started = len(re.findall(r"subprocess\.(?:run|Popen)\(", source))
+    assert started == source.count("preexec_fn=ends_with_parent") == 5
 
 
 @pytest.mark.slow

@@ -13,14 +13,18 @@ RECORD_DIR/<machine>/<commit>-<environment>-<cpu|gpu>.txt, beside the results it
 (each machine its own: a run never rewrites another machine's record).
 Every module is then compiled to bytecode (compile_bytecode). A distribution with a file
 missing or cut (a killed install, a damaged disk; uv's cache is hard-linked into the
-environment, so the cache is bypassed) is installed again, said in one line.
+environment, so the cache is bypassed) is installed again, said in one line. This process
+and every one it starts end when the one that started them does (a killed `tfbench run`
+leaves no install running).
 """
 
 import csv
+import ctypes
 import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -30,6 +34,15 @@ from pathlib import Path
 
 # What asv itself puts in every environment, and uv, which installs here.
 ENVIRONMENT_TOOLS = {"pip", "asv-runner", "uv"}
+
+
+def ends_with_parent() -> None:
+    """The kernel sends this process SIGKILL when the one that started it ends (Linux's
+    PR_SET_PDEATHSIG; elsewhere nothing); each process started here does so too."""
+    try:
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (AttributeError, OSError):
+        pass
 
 
 def normalize(name: str) -> str:
@@ -157,7 +170,9 @@ def compile_bytecode(python: str) -> None:
     out one file at a time, which costs about a third more CPU for the same .pyc files."""
     shares = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     workers = [
-        subprocess.Popen([python, "-c", _COMPILE_SHARE, str(k), str(shares)])
+        subprocess.Popen(
+            [python, "-c", _COMPILE_SHARE, str(k), str(shares)], preexec_fn=ends_with_parent
+        )
         for k in range(shares)
     ]
     failed = [w for w in workers if w.wait() != 0]  # every share ended before one is said
@@ -193,26 +208,40 @@ def python_lock(build_dir: Path, flavour: str, python: str) -> Path:
 
 
 def main(build_dir: str, record_dir: str) -> None:
+    ends_with_parent()
     flavour = os.environ.get("TFBENCH_WHEELS", "cpu")
     python = "{}.{}".format(*sys.version_info[:2])
     lock = python_lock(Path(build_dir), flavour, python)
     installed = [d.metadata["Name"] for d in metadata.distributions()]
     here = ["--python", sys.executable]
     if "uv" not in map(normalize, installed):  # once per environment; pip's cache serves it
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "uv"], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "uv"],
+            check=True,
+            preexec_fn=ends_with_parent,
+        )
     uv = [sys.executable, "-m", "uv", "pip"]
     extra = not_in_lock(lock.read_text(), installed)
     if extra:
-        subprocess.run([*uv, "uninstall", *here, *extra], check=True)
+        subprocess.run([*uv, "uninstall", *here, *extra], check=True, preexec_fn=ends_with_parent)
     again = []
     for name, why in damaged(Path(sysconfig.get_paths()["purelib"])):
         print(f"envsync: {name} is damaged ({why}): installing it again", file=sys.stderr)
         again += ["--reinstall-package", name, "--no-cache"]
-    done = subprocess.run([*uv, "install", *here, "--no-deps", "--requirement", str(lock), *again])
+    done = subprocess.run(
+        [*uv, "install", *here, "--no-deps", "--requirement", str(lock), *again],
+        preexec_fn=ends_with_parent,
+    )
     if done.returncode:  # uv printed why; asv reports it, skips this release, goes on
         sys.exit(f"envsync: could not install {lock} (uv exit {done.returncode})")
     compile_bytecode(sys.executable)
-    frozen = subprocess.run([*uv, "freeze", *here], check=True, capture_output=True, text=True)
+    frozen = subprocess.run(
+        [*uv, "freeze", *here],
+        check=True,
+        capture_output=True,
+        text=True,
+        preexec_fn=ends_with_parent,
+    )
     name = record_name(
         os.environ.get("ASV_COMMIT", "unknown"), os.environ.get("ASV_ENV_NAME", "env"), flavour
     )

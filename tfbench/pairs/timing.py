@@ -209,9 +209,9 @@ def _together(
     cores = sorted(os.sched_getaffinity(0))[:2]
     with whole.temporary("tfbench-pair-") as folder:
         for name in ("old", "new") if design == TURNS else ():
-            os.mkfifo(Path(folder) / f"{name}.turn")
+            os.mkfifo(folder / f"{name}.turn")
         for i, (name, server) in enumerate(zip(("old", "new"), servers)):
-            asked = dict(request, barrier=folder, side=name, plant=plant[i])
+            asked = dict(request, barrier=str(folder), side=name, plant=plant[i])
             if design == TURNS:
                 asked["turns"] = "first" if i == k % 2 else "second"
             elif design == DUET:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import subprocess
 import sys
 from html import escape as html_escape
 from pathlib import Path
@@ -21,6 +20,7 @@ from asv.config import Config
 
 from tfbench import escape, faults, keptfiles, whole
 from tfbench.history.asvconf import derived_config, load_config
+from tfbench.measure.spawn import Spawned
 from tfbench.publish import (
     assets,
     asv_publish,
@@ -119,13 +119,13 @@ def _build(conf_path: str, conf: Config, data: results.Data, scratch: Path) -> P
     _readable_copy(conf, data, scratch / "results")
     built = scratch / "html"
     config = derived_config(conf_path, scratch, results_dir=scratch / "results", html_dir=built)
-    # its own session: an interrupt reaches tfbench alone, which ends asv's publish (run
-    # kills it) and says so in one line; asv's own traceback is never printed
-    run = subprocess.run(asv_publish.command(str(config)), start_new_session=True)
-    if run.returncode == faults.EXIT_IO:  # a full disk: said in one line
+    # its own group: an interrupt reaches tfbench alone, which ends asv's publish and says
+    # so in one line (asv's own traceback is never printed); killed, tfbench takes it along
+    code = Spawned(asv_publish.command(str(config))).wait()
+    if code == faults.EXIT_IO:  # a full disk: said in one line
         raise faults.Said(faults.EXIT_IO)
-    if run.returncode:
-        raise PublishError(f"asv publish failed (exit {run.returncode})")
+    if code:
+        raise PublishError(f"asv publish failed (exit {code})")
     graphs = _nightly_graphs(data, scratch / "nightly")
     try:
         assets.vendor(built)
