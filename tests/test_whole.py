@@ -140,7 +140,7 @@ def test_run_refuses_while_another_holds_the_folder(tmp_path, monkeypatch, capsy
     plan = run_command.Planned(["asv"], {}, "v1^!", "m", root / "m", kept)
     monkeypatch.setattr(run_command, "planned", lambda args: plan)
     monkeypatch.setattr(spawn, "Spawned", lambda *a, **k: pytest.fail("asv started"))
-    with whole.writing(root, "tfbench results merge (the first)"):
+    with whole.writing(root, command="tfbench results merge (the first)"):
         assert main(["run"]) == 2
     err = capsys.readouterr().err
     assert f"pid {os.getpid()}: tfbench results merge (the first)" in err and "--wait" in err
@@ -154,7 +154,7 @@ def test_a_merge_refuses_while_a_run_holds_the_folder(tmp_path, capsys):
     source, into = tmp_path / "runner", tmp_path / "results"
     (source / "m").mkdir(parents=True)
     (source / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
-    with whole.writing(into, "tfbench run v2.21.0^!"):
+    with whole.writing(into, command="tfbench run v2.21.0^!"):
         assert main(["results", "merge", str(source), "--into", str(into)]) != 0
     err = capsys.readouterr().err
     assert f"pid {os.getpid()}: tfbench run v2.21.0^!" in err

@@ -353,7 +353,7 @@ def run_isolated(
     """
     python, roots = limits.python or sys.executable, [_import_root(m) for m in imports]
     with whole.temporary("tfbench-spec-") as tmp:
-        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
+        spec_path, out_path = tmp / "spec.json", tmp / "out.json"
         spec_path.write_text(
             json.dumps({**spec, "limits": limits.to_json(), "imports": list(imports)})
         )
@@ -372,13 +372,13 @@ def run_isolated(
             if not limits.quiet:
                 sys.stderr.write(printed)
         else:
-            log = Path(tmp) / "log"
+            log = tmp / "log"
             with open(log, "w") as shown:
                 exit_code = Spawned(
                     [python, "-m", module, str(spec_path), str(out_path)],
                     stdout=shown if limits.quiet else sys.stderr,
                     stderr=subprocess.STDOUT if limits.quiet else None,
-                    env=isolated_env(Path(tmp), roots, counted),
+                    env=isolated_env(tmp, roots, counted),
                 ).wait()
             printed = log.read_text(errors="replace")
         out = json.loads(out_path.read_text()) if out_path.exists() else None

@@ -171,9 +171,13 @@ class Busy(Exception):
     """Another run holds the lock: its pid and command, as it wrote them."""
 
 
-def writing(results: Path, command: str, wait: bool = False) -> contextlib.AbstractContextManager:
+def writing(
+    results: Path, wait: bool = False, command: str | None = None
+) -> contextlib.AbstractContextManager:
     """One writer at a time on the results folder `results` (a run, a merge): its lock, a
-    file beside it (`.results.lock`), names the holder."""
+    file beside it (`.results.lock`), names the holder and its `command` (this process's
+    command line)."""
+    command = command or " ".join(["tfbench", *sys.argv[1:]])
     return only_run(results.parent / f".{results.name}.lock", command, wait)
 
 
@@ -215,10 +219,11 @@ def scratch(prefix: str, folder: Path | None = None) -> Path:
 
 
 @contextlib.contextmanager
-def temporary(prefix: str) -> Iterator[Path]:
-    """A scratch folder in the temporary folder, removed when done: and after a kill, by the
-    next tfbench command's sweep (TEMPORARY)."""
-    made = scratch(prefix)
+def temporary(prefix: str, folder: Path | None = None) -> Iterator[Path]:
+    """A scratch folder in `folder` (the temporary folder), removed when done: after a kill,
+    by the next sweep of `prefix` there (the temporary folder's: every tfbench command's,
+    TEMPORARY)."""
+    made = scratch(prefix, folder)
     try:
         yield made
     finally:

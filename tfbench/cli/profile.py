@@ -67,7 +67,7 @@ def _tests(more: list[str]) -> tuple[int, str]:
     if importlib.util.find_spec("pytest") is None:
         raise BadInput("the tests need the test extra: pip install -e '.[tf,test]'")
     with whole.temporary("tfbench-profile-") as tmp:
-        lines = Path(tmp) / "tests.jsonl"
+        lines = tmp / "tests.jsonl"
         start = time.monotonic()
         code = subprocess.call(
             [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal", *more],

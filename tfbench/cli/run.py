@@ -135,9 +135,8 @@ def guarded(plan: Planned, wait: bool) -> Iterator[None]:
     from tfbench.escape import plain
 
     with contextlib.ExitStack() as stack:
-        command = " ".join(["tfbench", *sys.argv[1:]])
         try:
-            stack.enter_context(whole.writing(plan.results.parent, command, wait))
+            stack.enter_context(whole.writing(plan.results.parent, wait))
         except whole.Busy as e:
             raise BadInput(
                 f"another run is writing {plan.results.parent} ({plain(str(e))}): wait for "

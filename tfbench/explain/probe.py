@@ -210,7 +210,7 @@ def native_window(step: Callable[[], Any], calls: int, extra_path: str | None) -
     except ImportError as e:
         return {"available": False, "why": f"memray is not installed ({e})"}
     with whole.temporary("tfbench-explain-") as tmp:
-        capture = Path(tmp) / "native.bin"
+        capture = tmp / "native.bin"
         with memray.Tracker(capture, native_traces=True, follow_fork=False):
             for _ in range(calls):
                 step()

@@ -15,7 +15,6 @@ import copy
 import importlib.metadata
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -101,12 +100,9 @@ def run_gate(request: Request, say: Say) -> GateResult:
     hashes = commits(request.conf, [request.old, request.new])
     request.work.parent.mkdir(parents=True, exist_ok=True)
     whole.sweep(SCRATCH, request.work.parent)  # a killed gate's
-    staged = whole.scratch(SCRATCH, request.work.parent)
-    try:
+    with whole.temporary(SCRATCH, request.work.parent) as staged:
         done = _gate(request, hashes, say, staged)
         whole.swap(staged, request.work)  # the previous runs now in `staged`
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
     return done
 
 

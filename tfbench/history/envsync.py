@@ -78,8 +78,7 @@ def damaged(site: Path) -> Iterator[tuple[str, str]]:
             except OSError:
                 yield name, f"{row[0]} is missing"
                 break
-            if size != int(row[2]):
-                was = int(row[2])
+            if size != (was := int(row[2])):
                 yield name, f"{row[0]} holds {size:,} bytes where it was installed with {was:,}"
                 break
 

@@ -68,7 +68,7 @@ def fork_each(
         while todo or running:
             while todo and len(running) < workers:
                 index, target = todo.pop(0)
-                out = Path(tmp) / f"{index}.json"
+                out = tmp / f"{index}.json"
                 sys.stdout.flush(), sys.stderr.flush()  # or the child would print them again
                 parent, pid = os.getpid(), os.fork()
                 if pid == 0:

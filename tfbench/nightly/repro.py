@@ -275,7 +275,7 @@ def run(code: str, python: Path, limits: Limits) -> str:
     runs it; killed with its processes past the memory budget or the timeout, and said so
     with the end of its log."""
     with whole.temporary("tfbench-repro-") as tmp:
-        script, out, err = (Path(tmp) / name for name in ("repro.py", "out", "err"))
+        script, out, err = (tmp / name for name in ("repro.py", "out", "err"))
         script.write_text(code)
         with open(out, "w") as printed, open(err, "w") as logged:
             process = Spawned(

@@ -28,7 +28,6 @@ import json
 import os
 import re
 import shutil
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -276,8 +275,7 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
     old = target.parent / f"{target.name}-replaced" / stamp
     with _locked(target, changed):
         whole.sweep(".tfbench-merge-", target.parent)  # a killed merge's
-        staged = whole.scratch(".tfbench-merge-", target.parent)
-        try:
+        with whole.temporary(".tfbench-merge-", target.parent) as staged:
             for relative in changed:  # staged and read back before anything moves
                 (staged / relative).parent.mkdir(parents=True, exist_ok=True)
                 (staged / relative).write_bytes(new[relative])
@@ -291,8 +289,6 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
             for relative in sorted(changed, key=lambda r: r.name != "machine.json"):
                 (target / relative).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staged / relative, target / relative)
-        finally:
-            shutil.rmtree(staged, ignore_errors=True)
     done.kept_old = old if done.replaced else None
     return done
 
@@ -314,10 +310,9 @@ def _locked(target: Path, changed: list[Path]) -> Iterator[None]:
     (MergeError where another run writes into them)."""
     target.mkdir(parents=True, exist_ok=True)
     histories = sorted({r.parts[1] for r in changed if r.parts[0] == series.FOLDER})
-    command = " ".join(["tfbench", *sys.argv[1:]])
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(whole.writing(target, command))
+            held.enter_context(whole.writing(target))
             for machine in histories:
                 held.enter_context(series.reading(target, machine))
         except whole.Busy as e:

@@ -104,13 +104,11 @@ def publish(conf_path: str, report_only: bool = False) -> tuple[Path, results.Da
         return html_dir, data
     html_dir.parent.mkdir(parents=True, exist_ok=True)
     whole.sweep(".tfbench-publish-", html_dir.parent)  # a killed publish's
-    scratch = whole.scratch(".tfbench-publish-", html_dir.parent)
-    try:
-        whole.swap(_build(conf_path, conf, data, scratch), html_dir)  # the old one in scratch
-    except PublishError as e:
-        raise PublishError(f"{e}; {html_dir} is left as it was") from e
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    with whole.temporary(".tfbench-publish-", html_dir.parent) as scratch:
+        try:
+            whole.swap(_build(conf_path, conf, data, scratch), html_dir)  # the old one there
+        except PublishError as e:
+            raise PublishError(f"{e}; {html_dir} is left as it was") from e
     return html_dir, data
 
 
