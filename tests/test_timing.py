@@ -454,7 +454,7 @@ def test_gates_drawn_from_the_aa_pairs_read_by_the_whole_rule_find_5_percent_and
     could hide 5% or lies apart from no change, to the most), on gates drawn from the seven
     A/A gates' pairs read in turns (tests/validation/time_replay.py --drawn): 3 false rows
     in 50 gates; a 5% change moved into 10 gates found at 88-98% of the points, 10% at
-    99-100% (docs/validation/gate.md#apart)."""
+    99-100% (docs/validation/gate.md#watch)."""
     from validation import time_replay
 
     rule = time_replay.read_by(GATES)
@@ -519,7 +519,7 @@ def test_the_gates_read_with_the_watch_replay_to_their_verdicts():
 
 def test_the_gates_read_on_while_apart_replay_to_their_verdicts():
     """Read on while apart from no change as well (the rule now,
-    docs/validation/gate.md#apart, #apart-candidate): the 5% plant found worse at 76, where
+    docs/validation/gate.md#watch): the 5% plant found worse at 76, where
     its pairs read by the rule before find 72; three A/A gates (the whole suite, the time
     points, the whole suite) no row, 17, 13 and 5 same; the candidate again, 10 better and
     4 worse."""

@@ -77,7 +77,7 @@ def _time_options(g: argparse.ArgumentParser) -> None:
         metavar="MOST",
         help="time: pairs of readings at most a point, more read only while its verdict is "
         f"unknown and its interval leaves a change of {READER.watch * 100:g}%% open or lies "
-        f"apart from no change (default {READER.most}: docs/validation/gate.md#watch-50)",
+        f"apart from no change (default {READER.most}: docs/validation/gate.md#watch)",
     )
     g.add_argument(
         "--time-budget",
@@ -91,7 +91,7 @@ def _time_options(g: argparse.ArgumentParser) -> None:
         type=float,
         metavar="SECONDS",
         help=f"time: a reading's timed calls, about (default {READER.seconds:g}; shorter is "
-        "quicker and noisier: docs/validation/gate.md#time-turns)",
+        "quicker and noisier: docs/validation/gate.md#time)",
     )
 
 

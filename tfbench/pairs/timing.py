@@ -231,7 +231,7 @@ class Reader:
     seconds: float = 0.5  # a reading's timed calls, about
     budget_s: float = 2700.0  # no more pairs once the reader has read this long (first excepted)
     watch: float = verdict.WATCH  # read on while the interval leaves this change open
-    apart: bool = True  # and while it lies apart from no change (docs/validation/gate.md#apart)
+    apart: bool = True  # and while it lies apart from no change (docs/validation/gate.md#watch)
 
 
 def measure(

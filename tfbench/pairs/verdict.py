@@ -153,7 +153,7 @@ def decide(logs: list[float], margin: float, level: float = LEVEL) -> Verdict:
 def reads_on(found: Verdict, watch: float = WATCH, apart: bool = True) -> bool:
     """Whether a point is read again: its verdict unknown, and its interval leaving open a
     change of `watch` or more (or no interval yet), or, with `apart`, lying apart from no
-    change (docs/validation/gate.md#apart)."""
+    change (docs/validation/gate.md#watch)."""
     return found.answer == UNKNOWN and (
         found.unseen is None or found.unseen >= watch or (apart and found.apart)
     )

@@ -1,0 +1,69 @@
+"""The docs' links hold: every link between the docs, and every docs/ path the code names,
+reaches a file and, where it names one, an anchor; the code points at timeless guides,
+never into the dated archive (only `tfbench profile --into` writes there)."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+CODE = [
+    p
+    for folder in ("tfbench", "tests", "benchmarks", ".ci", ".github")
+    for p in sorted((ROOT / folder).rglob("*"))
+    if p.is_file() and p.suffix in {".py", ".yml", ""} and p != Path(__file__)
+]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+NAMED = re.compile(r"docs/[\w/.-]+\.md(?:#[\w-]+)?")
+WRITES_THE_ARCHIVE = {ROOT / "tfbench" / "cli" / "profile.py"}
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation out, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    text = page.read_text()
+    ids = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    return ids | {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+
+
+def _broken(target: str, base: Path) -> str | None:
+    """Why a link from a file in `base` does not hold; None where it does."""
+    path, _, anchor = target.partition("#")
+    page = (base / path).resolve() if path else None
+    if page is not None and not page.exists():
+        return "no such file"
+    if anchor and page is not None and page.suffix == ".md" and anchor not in _anchors(page):
+        return f"no anchor #{anchor}"
+    return None
+
+
+def test_every_link_between_the_docs_reaches_its_file_and_anchor():
+    broken = []
+    for doc in DOCS:
+        for target in LINK.findall(doc.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            if target.startswith("#"):
+                if target[1:] not in _anchors(doc):
+                    broken.append(f"{doc.relative_to(ROOT)}: {target}: no anchor")
+            elif why := _broken(target, doc.parent):
+                broken.append(f"{doc.relative_to(ROOT)}: {target}: {why}")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_code_names_docs_that_exist_and_none_in_the_archive():
+    broken = []
+    for file in CODE:
+        try:
+            text = file.read_text()
+        except UnicodeDecodeError:
+            continue
+        for named in NAMED.findall(text):
+            if "/archive/" in named and file not in WRITES_THE_ARCHIVE:
+                broken.append(f"{file.relative_to(ROOT)}: {named}: the dated archive")
+            elif why := _broken(named, ROOT):
+                broken.append(f"{file.relative_to(ROOT)}: {named}: {why}")
+    assert not broken, "\n".join(broken)
