@@ -387,11 +387,11 @@ def test_each_environments_onednn_is_asked_once_and_named_for_its_side(monkeypat
     )
     backend.say, backend.pythons = print, {}
     for tags, isas in [
-        (("v1", "v2"), {"A": "isa of /env/v1/python", "B": "isa of /env/v2/python"}),
-        (("v1", "v1"), {"A": "isa of /env/v1/python", "B": "isa of /env/v1/python"}),
+        (("v1", "v2"), {"old": "isa of /env/v1/python", "new": "isa of /env/v2/python"}),
+        (("v1", "v1"), {"old": "isa of /env/v1/python", "new": "isa of /env/v1/python"}),
     ]:
         asked.clear()
-        backend.tags = dict(zip(("A", "B"), tags))
+        backend.tags = dict(zip(("old", "new"), tags))
         assert len(backend.environments()) == 2
         assert backend.onednn == isas
         assert sorted(asked) == sorted({f"/env/{t}/python" for t in tags})  # once each

@@ -89,9 +89,9 @@ def gate(backend: Fake, bench: str | None = None) -> session.Measured:
 def test_a_quiet_gate_runs_memory_once_then_the_time_reader():
     fake = Fake()
     measured = gate(fake)
-    assert fake.kinds() == [("memory", ("A", "B"), "1")]  # memory: both sides at once
+    assert fake.kinds() == [("memory", ("old", "new"), "1")]  # memory: both sides at once
     assert fake.timed == [[*TIME, ("m.G.time_step", ("'CPU'",))]]  # every CPU time point
-    assert rules.compare(BENCH, measured.before, measured.after) == []
+    assert rules.compare(BENCH, measured.old, measured.new) == []
     assert set(measured.timed) == set(fake.timed[0])
     assert measured.switches == [0.01, 0.01]
 
@@ -110,7 +110,7 @@ def _apart(point: Point, low: list[float], high: list[float]) -> Model:
 
     def model(side: str, kind: str, run_id: str, p: Point) -> list[float] | None:
         if p == point:
-            return low if side == "A" else high
+            return low if side == "old" else high
         return quiet(side, kind, run_id, p)
 
     return model
@@ -120,9 +120,9 @@ def test_a_probe_point_read_apart_is_probed_again_to_five_readings_a_side():
     fake = Fake(_apart(PEAK, [20 * MiB], [40 * MiB]), again=20 * MiB)
     measured = gate(fake)
     assert fake.probed == [([("m.C0Costs", ("'x'",))], 4)]
-    assert len(measured.after.values(PEAK)) == 5
+    assert len(measured.new.values(PEAK)) == 5
     # B's four new readings are A's level: its ranges overlap now, so no row is left
-    assert rules.compare(BENCH, measured.before, measured.after) == []
+    assert rules.compare(BENCH, measured.old, measured.new) == []
     assert not [c for c in fake.calls if c[2].startswith("m")]  # no peakmem_ point to re-run
 
 
@@ -131,12 +131,12 @@ def test_a_peakmem_point_read_apart_is_measured_again_through_the_suite_alone():
     measured = gate(fake)
     again = [c for c in fake.calls if c[2].startswith("m")]
     assert [(c[0], c[1], c[2]) for c in again] == [
-        ("memory", ("A", "B"), f"m{n}") for n in range(1, 5)
+        ("memory", ("old", "new"), f"m{n}") for n in range(1, 5)
     ]
     assert {c[3] for c in again} == {session.selection("memory", session.exactly([PEAKMEM]))}
-    (row,) = rules.compare(BENCH, measured.before, measured.after)
+    (row,) = rules.compare(BENCH, measured.old, measured.new)
     assert (row.metric, row.direction) == ("peakmem_step", "worse")
-    assert len(measured.after.values(PEAKMEM)) == 5
+    assert len(measured.new.values(PEAKMEM)) == 5
 
 
 def test_only_a_probe_grids_points_are_probed_again():
@@ -156,8 +156,8 @@ def test_a_selection_of_time_alone_finds_the_suite_in_one_time_run():
     fake = Fake(selects="time")
     gate(fake, bench="C1")
     assert [c[:3] for c in fake.calls] == [
-        ("memory", ("A", "B"), "1"),
-        ("time", ("A",), "discover"),
+        ("memory", ("old", "new"), "1"),
+        ("time", ("old",), "discover"),
     ]
     assert fake.timed == [[TIME[1]]]
 

@@ -146,7 +146,7 @@ def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp
     whole = _measured(units, True)
     cpu_of = {p: (HERE if any(u[:2] == ("time", p[0]) and u[2] == p[1] for u in plan[0])
                   else OTHER)["id"] for p in whole.timed}  # fmt: skip
-    rows, differing = kept.conclude(SUITE, whole.before, whole.after, whole.timed, cpu_of)
+    rows, differing = kept.conclude(SUITE, whole.old, whole.new, whole.timed, cpu_of)
     assert [r.as_json() for r in joined.rows] == [r.as_json() for r in rows]
     assert joined.differing == differing
     assert {r.name for r in rows if r.metric == "time_step"} == {"m.C.time_step('b', 'CPU')"}
@@ -169,7 +169,7 @@ def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(
     unread = Side()
     unread.add(("m.CCosts.track_leak", other), None, "not selected")
     measured = _measured(plan[0], True)
-    measured.before.missing |= unread.missing
+    measured.old.missing |= unread.missing
     read_on = {"cpus": {HERE["id"]: HERE}, "onednn": {}}
     where = shards.write(
         tmp_path, "a", PAIR, (1, 2), tuple(plan[0]), measured, read_on, 0.0, timing.Reader()

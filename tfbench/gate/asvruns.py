@@ -116,10 +116,10 @@ def _gate(request: Request, hashes: dict[str, str], say: Say, work: Path) -> Gat
     here = cpu.identity()
     read = dict.fromkeys(measured.timed, here["id"])
     rows, differing = kept.conclude(
-        measured.benchmarks, measured.before, measured.after, measured.timed, read
+        measured.benchmarks, measured.old, measured.new, measured.timed, read
     )
     pair, results = (request.old, request.new), Path(request.conf.results_dir)
-    onednn = {"old": backend.onednn["A"], "new": backend.onednn["B"]}
+    onednn = dict(backend.onednn)
     read_on = {"cpus": {here["id"]: here}, "onednn": {here["id"]: onednn}}
     where = None
     if request.shard:

@@ -32,8 +32,8 @@ Differing = list[tuple[Shift, list[Change]]]  # each common shift, the rows that
 
 def conclude(
     benchmarks: dict[str, dict],
-    before: Side,
-    after: Side,
+    old: Side,
+    new: Side,
     timed: dict[Point, Timed],
     cpu_of: Mapping[Point, str],
 ) -> tuple[list[Change], Differing]:
@@ -42,9 +42,9 @@ def conclude(
     conclusion, or its shards' joined (tfbench.gate.shards). `cpu_of`: each time point's
     CPU id."""
     times = rules.time_rows(benchmarks, timed, cpu_of)
-    rows = rules.compare(benchmarks, before, after) + times
+    rows = rules.compare(benchmarks, old, new) + times
     rows.sort(key=lambda r: (rules.DIRECTIONS.index(r.direction), r.name))
-    found, folded = shifts.common_shifts(benchmarks, before, after)
+    found, folded = shifts.common_shifts(benchmarks, old, new)
     folded += times
     return rows, [(s, [r for r in folded if shifts.covering([s], r)]) for s in found]
 

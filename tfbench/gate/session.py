@@ -1,6 +1,6 @@
 """Two releases measured in one session on this machine: the gate's policy.
 
-A session measures side A (the old release) and side B (the new one) in phases, each a
+A session measures the old release and the new one in phases, each a
 method over one state:
 
 1. memory: memory (`peakmem_`, the probe's `track_`; one reading a point) is read both
@@ -29,7 +29,7 @@ from tfbench.gate import readings, rules
 from tfbench.gate.readings import Point, Side
 from tfbench.pairs.verdict import Timed
 
-SIDES = ("A", "B")
+SIDES = ("old", "new")
 KINDS = ("memory", "time")
 
 Say = Callable[[str], None]
@@ -89,8 +89,8 @@ def probed(point: Point) -> bool:
 @dataclass
 class Measured:
     benchmarks: dict[str, dict]
-    before: Side
-    after: Side
+    old: Side
+    new: Side
     seconds: float
     switches: list[float]  # seconds to have a side's (existing) environment ready, per run
     timed: dict[Point, Timed] = field(default_factory=dict)  # the time reader's points
@@ -116,9 +116,9 @@ class Session:
         self.suite = self.backend.benchmarks()
         self.confirm_memory()
         timed = self.backend.times(time_points(self.suite, self.bench))
-        before, after = self.read()
+        old, new = self.read()
         seconds = time.monotonic() - start
-        return Measured(self.suite, before, after, seconds, self.switches, timed)
+        return Measured(self.suite, old, new, seconds, self.switches, timed)
 
     def batch(
         self, kind: str, sides: Sequence[str], run_id: str, label: str, selected: str | None
@@ -143,8 +143,8 @@ class Session:
         self.switches += self.backend.environments()
         self.batch("memory", SIDES, "1", "memory", self.bench)
         if "memory" in self.unselected:
-            found = self.backend.run("time", ["A"], "discover", selection("time", self.bench))
-            if found.get("A") is None:
+            found = self.backend.run("time", ["old"], "discover", selection("time", self.bench))
+            if found.get("old") is None:
                 raise NothingSelected(f"--bench {self.bench!r} selects no benchmark of the suite")
 
     def read(self) -> tuple[Side, Side]:

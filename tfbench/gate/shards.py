@@ -198,8 +198,8 @@ def write(
         "units": [[kind, name, list(combo)] for kind, name, combo in units],
         **read_on,
         "sides": {
-            "before": _side(measured.before, set(units)),
-            "after": _side(measured.after, set(units)),
+            "before": _side(measured.old, set(units)),
+            "after": _side(measured.new, set(units)),
         },
         "times": [
             [b, list(c), {"logs": t.logs, "before": t.before, "skipped": t.skipped}]
@@ -246,10 +246,10 @@ def merge(
     except keptfiles.KeptFileError as e:
         raise ShardError(str(e)) from None
     _whole(paths, read, benchmarks)
-    before, after, timed, cpu_of = Side(), Side(), {}, {}
+    old, new, timed, cpu_of = Side(), Side(), {}, {}
     for shard in read:
         (cpu_id,) = shard["cpus"]
-        for side, readings in ((before, shard["before"]), (after, shard["after"])):
+        for side, readings in ((old, shard["before"]), (new, shard["after"])):
             for point, runs, missing in readings:  # as Side.add keeps them: none empty
                 if runs:
                     side.runs[point] = runs
@@ -261,7 +261,7 @@ def merge(
                 point, margin, logs=logs, skipped=skipped, kept_before=was
             )
             cpu_of[point] = cpu_id
-    rows, differing = kept.conclude(benchmarks, before, after, timed, cpu_of)
+    rows, differing = kept.conclude(benchmarks, old, new, timed, cpu_of)
     reader = timing.Reader(**{k: v for k, v in read[0]["reader"].items() if k != "level"})
     read_on = {
         "cpus": {i: c for s in read for i, c in s["cpus"].items()},
