@@ -285,7 +285,7 @@ def test_a_version_reaches_what_a_family_imports_and_no_other_family():
     targets = reached("tfbench.targets")
     assert {
         "tfbench.measure.steps",
-        "tfbench.measure.verdict",
+        "tfbench.measure.growth",
         "tfbench.measure.meter",
         "tfbench.units",
     } <= targets

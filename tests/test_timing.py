@@ -1,4 +1,4 @@
-"""The time reader (tfbench.pairs.timing, tfbench.pairs.verdict, tfbench.measure.timing): its
+"""The time reader (tfbench.pairs.timing, tfbench.pairs.verdict, tfbench.measure.timer): its
 estimate, its interval and verdict, its adaptive pairs, the blocks a reading takes, and
 recorded gates replayed. Servers and steps are fakes, but for one slow test that reads a
 step in two real servers."""
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tfbench import targets
-from tfbench.measure import timing as measuring
+from tfbench.measure import timer
 from tfbench.pairs import timing, verdict
 from tfbench.targets import ScenarioTarget
 
@@ -73,18 +73,18 @@ def test_two_readings_take_turns_one_block_each(tmp_path):
     """Two processes, one FIFO a side: their blocks alternate and never overlap."""
     for side in ("old", "new"):
         os.mkfifo(tmp_path / f"{side}.turn")
-    plan = measuring.Plan(0, 40, 4)
+    plan = timer.Plan(0, 40, 4)
     read, write = os.pipe()
     child = os.fork()
     if child == 0:  # the new side, second
-        found = measuring.blocks(
-            lambda: time.sleep(0.0005), plan, turns=measuring.Turns(tmp_path, "new", "old", False)
+        found = timer.blocks(
+            lambda: time.sleep(0.0005), plan, turns=timer.Turns(tmp_path, "new", "old", False)
         )
         os.write(write, json.dumps(found).encode())
         os._exit(0)
     os.close(write)
-    old = measuring.blocks(
-        lambda: time.sleep(0.0005), plan, turns=measuring.Turns(tmp_path, "old", "new", True)
+    old = timer.blocks(
+        lambda: time.sleep(0.0005), plan, turns=timer.Turns(tmp_path, "old", "new", True)
     )
     with os.fdopen(read) as pipe:
         new = json.loads(pipe.read())
@@ -301,10 +301,10 @@ def test_a_plan_sizes_blocks_to_a_hundredth_of_a_second_and_a_reading_to_its_sec
     def step():
         time.sleep(0.001)
 
-    plan = measuring.plan(step, 0.2)
+    plan = timer.plan(step, 0.2)
     assert 5 <= plan.block <= 10 and plan.calls >= 5 * plan.block
     assert 0.1 < plan.calls * plan.each < 0.5
-    found = measuring.blocks(step, measuring.Plan(0, 20, 4))
+    found = timer.blocks(step, timer.Plan(0, 20, 4))
     assert [n for _, _, n in found] == [4] * 5
     assert all(end - start >= 4e6 for start, end, _ in found)  # 4 calls of 1 ms at least
 
@@ -314,7 +314,7 @@ def test_a_planted_slowdown_is_its_share_of_each_blocks_calls(monkeypatch):
     second block's calls at half speed; the plant's unit 10 us. 5% more is 50 units after
     the first block's calls and 100 after the second's, inside each block's time."""
     clock, speeds = [0], iter([1] * 10 + [2] * 10)
-    monkeypatch.setattr(measuring.time, "perf_counter_ns", lambda: clock[0])
+    monkeypatch.setattr(timer.time, "perf_counter_ns", lambda: clock[0])
 
     def step():
         clock[0] += 1_000_000 * next(speeds)
@@ -325,8 +325,8 @@ def test_a_planted_slowdown_is_its_share_of_each_blocks_calls(monkeypatch):
         units.append(clock[0])
         clock[0] += 10_000
 
-    monkeypatch.setattr(measuring, "work", work)
-    found = measuring.blocks(step, measuring.Plan(warmup=0, calls=20, block=10), plant=0.05)
+    monkeypatch.setattr(timer, "work", work)
+    found = timer.blocks(step, timer.Plan(warmup=0, calls=20, block=10), plant=0.05)
     assert [(end - start) / 1e6 for start, end, _ in found] == [10.5, 21.0]
     assert len(units) == 50 + 100
     assert all(found[0][0] < t < found[0][1] or found[1][0] < t < found[1][1] for t in units)
@@ -342,15 +342,15 @@ def test_a_planted_slowdown_reads_back_as_its_share(share):
     x1.046-1.053 beside two to eight (docs/validation/gate.md#plant-in-the-block)."""
 
     def step():
-        measuring.work(1000)
+        timer.work(1000)
 
-    plan = measuring.plan(step, 0.05)
+    plan = timer.plan(step, 0.05)
     short = max(1, plan.block // 10)
-    one = measuring.Plan(0, short, short)
+    one = timer.Plan(0, short, short)
     old, new = [], []
     for k in range(1000):
         for plant in (0, share) if k % 2 else (share, 0):
-            (old if plant == 0 else new).extend(measuring.blocks(step, one, plant=plant))
+            (old if plant == 0 else new).extend(timer.blocks(step, one, plant=plant))
     assert math.exp(verdict.apart(old, new)) == pytest.approx(1 + share, abs=max(0.02, share / 4))
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tfbench.measure.verdict import LEAK_MIN_BYTES, MIN_READINGS, leak_verdict, theil_sen_slope
+from tfbench.measure.growth import LEAK_MIN_BYTES, MIN_READINGS, leak_verdict, theil_sen_slope
 from tfbench.units import MiB
 
 RNG = np.random.default_rng(0)
@@ -62,7 +62,7 @@ def test_too_few_readings_give_no_verdict():
 
 
 def test_the_slope_interval_holds_the_true_slope_and_narrows_with_readings():
-    from tfbench.measure.verdict import theil_sen_interval
+    from tfbench.measure.growth import theil_sen_interval
 
     hits = 0
     for _ in range(100):
@@ -103,7 +103,7 @@ def test_the_heaps_verdict_reads_a_steady_leak_under_a_swinging_collector():
     """Keras' predict: 18.5 KiB/call kept, the heap swinging 0.6 MiB around it as Python's
     collector runs; read in 100 calls, every time. RSS's rule (3x the scatter) split such
     a point's three processes 2 to 1."""
-    from tfbench.measure.verdict import retained_verdict, theil_sen_interval, theil_sen_slope
+    from tfbench.measure.growth import retained_verdict, theil_sen_interval, theil_sen_slope
 
     rng = np.random.default_rng(0)
     verdicts = []
@@ -116,7 +116,7 @@ def test_the_heaps_verdict_reads_a_steady_leak_under_a_swinging_collector():
 
 
 def test_the_heaps_verdict_leaves_filling_caches_steps_and_short_windows_alone():
-    from tfbench.measure.verdict import retained_verdict, theil_sen_interval, theil_sen_slope
+    from tfbench.measure.growth import retained_verdict, theil_sen_interval, theil_sen_slope
 
     def verdict(heap):
         heap = np.asarray(heap, dtype=np.float64)

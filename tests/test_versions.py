@@ -50,11 +50,11 @@ def test_comments_docstrings_formatting_renames_and_moves_keep_every_version(tmp
     head, sep, body = steps.read_text().partition("def measure(")
     steps.write_text(head + sep + body.replace("durations", "seconds_each"))
     # a function moved to another module (its import goes with it)
-    verdict = root / "tfbench/measure/verdict.py"
-    start = verdict.read_text().index("def theil_sen_interval(")
-    end = verdict.read_text().index("def leak_verdict(")
-    moved = verdict.read_text()[start:end]
-    verdict.write_text(verdict.read_text().replace(moved, ""))
+    growth = root / "tfbench/measure/growth.py"
+    start = growth.read_text().index("def theil_sen_interval(")
+    end = growth.read_text().index("def leak_verdict(")
+    moved = growth.read_text()[start:end]
+    growth.write_text(growth.read_text().replace(moved, ""))
     edit(root, "tfbench/measure/steps.py", "    theil_sen_interval,\n", "")
     steps.write_text(f"{steps.read_text()}\n\nimport math\n\n\n{moved}")
     assert digests(root) == digests()

@@ -23,7 +23,7 @@ CHILD = """
 import gc, sys, time
 import numpy as np
 from tfbench.measure import heap
-from tfbench.measure.verdict import theil_sen_slope
+from tfbench.measure.growth import theil_sen_slope
 from tfbench.scenarios import predict
 
 frozen, calls, every = sys.argv[1] == "frozen", int(sys.argv[2]), int(sys.argv[3])

@@ -9,6 +9,7 @@ from packaging.version import Version
 
 from tfbench import escape, figures
 from tfbench.explain.layers import ADVICE
+from tfbench.measure.growth import MIN_READINGS
 from tfbench.measure.record import (
     FOOTPRINT,
     RSS_ONLY,
@@ -17,7 +18,6 @@ from tfbench.measure.record import (
     rss_only_growth,
     stopped_in_warmup,
 )
-from tfbench.measure.verdict import MIN_READINGS
 from tfbench.pairs.verdict import compared_line, time_line
 from tfbench.units import format_precise as exact
 from tfbench.units import format_value

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tfbench import formats, keptfiles, probes, whole
 from tfbench.gate import kept, rules
 from tfbench.gate.readings import Point, Side
-from tfbench.measure.timing import BLOCK_S, MIN_BLOCKS
+from tfbench.measure.timer import BLOCK_S, MIN_BLOCKS
 from tfbench.pairs import timing, verdict
 
 if TYPE_CHECKING:

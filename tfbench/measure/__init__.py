@@ -1,7 +1,7 @@
 """The measuring instrument, bottom to top.
 
 meter       RSS now and its peak over a region (the kernel's VmHWM, or sampling)
-verdict     growth per iteration (Theil-Sen) and the leak verdict, on a series of readings
+growth      growth per iteration (Theil-Sen) and the leak verdict, on a series of readings
 collector   Python's collector around the window: kept after full collections, the garbage
             they free, the sawtooth a user's loop draws
 steps       the step loop in one process: warm-up, baseline, iterations -> a Reading
@@ -12,7 +12,7 @@ child       the child: primes its memory, runs the steps, writes its record
 heap        the heap in use at the allocator (mallinfo2, a preloaded counter) and its peak
 spawn       every process tfbench starts: its own group, a watchdog of memory and time
 parents     one measuring parent for a whole run's probes, shared through a broker
-timing      a step's time read in blocks: the time reader's measuring side (tfbench.pairs)
+timer       a step's time read in blocks: the time reader's measuring side (tfbench.pairs)
 
 tfbench.targets sits above this package and the scenario catalog: it turns a scenario id or
 a user's file::function into a step for the child.

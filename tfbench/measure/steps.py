@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 
 from tfbench.measure import collector, heap
-from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
-from tfbench.measure.verdict import (
+from tfbench.measure.growth import (
     leak_verdict,
     retained_verdict,
     theil_sen_interval,
     theil_sen_slope,
 )
+from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
 
 # The readings are preallocated (8 bytes each, twice): past this, the tool's own arrays
 # would be a measurable part of the memory it reads.

@@ -5,7 +5,7 @@ line on stdout saying it is ready, then one request a line on stdin, each answer
 line on stdout. A request names a grid point of a `time_` benchmark (its class, asv's
 param values) and how to read it; each reading is a child forked for it
 (tfbench.measure.supervisor: its own budget and timeout), the step prepared as asv's setup
-prepares it (benchmarks/common.warm_step), then timed in blocks (tfbench.measure.timing).
+prepares it (benchmarks/common.warm_step), then timed in blocks (tfbench.measure.timer).
 A request without a plan makes one and answers with it.
 
 Request: {"benchmark": "loops.MatrixPower", "combo": [asv's param values],
@@ -33,7 +33,7 @@ TIMEOUT_S = 300.0  # a reading: its calls are a second or so, its warm-up the re
 def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
     """One reading, in the forked child: skipped where the point is none of the pattern's
     (or the pattern fails on this release), as asv's time_ skips it."""
-    from tfbench.measure import timing
+    from tfbench.measure import timer
     from tfbench.measure.devices import Unsupported
 
     if request.get("cpu") is not None:
@@ -43,15 +43,15 @@ def read(suite: str, request: dict[str, Any], primed: bool) -> dict[str, Any]:
     except Unsupported as e:
         return {"status": "skipped", "error": str(e)}
     given = request.get("plan")
-    plan = timing.Plan(**given) if given else timing.plan(step, request["seconds"])
+    plan = timer.Plan(**given) if given else timer.plan(step, request["seconds"])
     turns = None
     if request.get("barrier"):
         folder = Path(request["barrier"])
-        timing.meet(folder, request["side"], timing.BARRIER_S)
+        timer.meet(folder, request["side"], timer.BARRIER_S)
         if request.get("turns"):
             other = "new" if request["side"] == "old" else "old"
-            turns = timing.Turns(folder, request["side"], other, request["turns"] == "first")
-    found = timing.blocks(
+            turns = timer.Turns(folder, request["side"], other, request["turns"] == "first")
+    found = timer.blocks(
         step,
         plan,
         warmed=not given,

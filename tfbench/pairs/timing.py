@@ -12,7 +12,7 @@ source of difference between processes, and it must vary from pair to pair on bo
 - interleaved: one side then the other, the order alternating pair by pair (Abedi and
   Brecht's randomized multiple interleaved trials), each reading scored alone.
 - turns (the reader's): both sides' readings warm at once, then take turns block by
-  block (measure.timing.Turns), who goes first alternating pair by pair, scored by their
+  block (measure.timer.Turns), who goes first alternating pair by pair, scored by their
   neighbouring blocks (verdict.turns): a slow spell falls on both, and only one side
   runs at a time.
 """

@@ -185,7 +185,7 @@ class Timed:
 
     point: tuple[str, tuple[str, ...]]  # (benchmark, asv's param values)
     margin: float
-    plan: dict[str, Any] | None = None  # how each reading reads it (tfbench.measure.timing)
+    plan: dict[str, Any] | None = None  # how each reading reads it (tfbench.measure.timer)
     logs: list[float] = field(default_factory=list)  # each pair's log ratio
     readings: list[tuple[dict, dict]] = field(default_factory=list)  # (old, new) replies
     skipped: str | None = None  # why a side has no reading
