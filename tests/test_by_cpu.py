@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from tfbench import cpu, formats, keptfiles
+from tfbench import cpu, keptfiles
 from tfbench.gate import calibration, kept
 from tfbench.gate.rules import Change
 from tfbench.pairs import verdict
@@ -89,7 +89,7 @@ def test_a_time_points_readings_on_each_cpu_for_the_issue(tmp_path):
         ("a CPU not recorded (runner-old)", "unknown")
     ]
     for told in found:  # as bisect.json keeps them
-        keptfiles._elsewhere(json.loads(json.dumps(told)), "elsewhere[0]")
+        keptfiles.bisection.elsewhere(json.loads(json.dumps(told)), "elsewhere[0]")
 
 
 def test_the_issue_says_how_each_cpus_gate_read_the_time_point():
@@ -124,7 +124,9 @@ def test_an_aa_or_planted_gate_keeps_its_calibration_per_cpu(tmp_path, plant, ki
     pair = ("v2.21.0", "v2.21.0")
     paths = calibration.keep(tmp_path, pair, plant, rows, timed, cpu_of, cpus, 900.0)
     assert len(paths) == 2
-    here = keptfiles.calibration(calibration.path(tmp_path, HERE["id"], pair, plant))
+    here = keptfiles.calibration.read(
+        keptfiles.calibration.path(tmp_path, HERE["id"], pair, plant)
+    )
     assert (here["kind"], here["points"], here["worse"], here["seconds"]) == (kind, 2, 1, 900.0)
     assert calibration.missing(tmp_path, HERE["id"]) == ["plant" if kind == "aa" else "aa"]
     assert calibration.keep(tmp_path, PAIR, 0.0, rows, timed, cpu_of, cpus, 1.0) == []  # no A/A
@@ -152,17 +154,17 @@ def test_a_gate_on_a_cpu_with_no_calibration_says_so_in_one_line(tmp_path):
     ],
 )
 def test_a_calibration_not_of_its_form_is_refused(tmp_path, edit, where):
-    body = {formats.KEY: formats.CALIBRATION, "kind": "aa", "plant": 0.0, "pair": list(PAIR),
+    body = {"format": keptfiles.calibration.FORMAT, "kind": "aa", "plant": 0.0, "pair": list(PAIR),
             "date": "2026-12-02", "cpu": HERE, "points": 3, "worse": 0, "better": 0,
             "memory_rows": 0, "seconds": 1.0}  # fmt: skip
-    keptfiles.check_calibration(json.loads(json.dumps(body)))
+    keptfiles.calibration.check(json.loads(json.dumps(body)))
     data = json.loads(json.dumps(body))
     edit(data)
     with pytest.raises(keptfiles.Invalid) as refused:
-        keptfiles.check_calibration(data)
+        keptfiles.calibration.check(data)
     assert refused.value.field.startswith(where)
     kept_file = tmp_path / "calibration" / "another-cpu" / "x.json"
     kept_file.parent.mkdir(parents=True)
     kept_file.write_text(json.dumps(body))
     with pytest.raises(keptfiles.KeptFileError, match="not its folder"):
-        keptfiles.calibration(kept_file)
+        keptfiles.calibration.read(kept_file)

@@ -130,7 +130,7 @@ def test_a_release_joins_the_history_moved_by_its_pairs(results):
     assert ci["samples"][0] is None  # no sample was read on the history's CPU
     result = checked_result(done.path, HISTORY)  # asv reads it as its own
     assert result.commit_hash == COMMITS["v2.21.0"]
-    link = keptfiles.chain_link(done.link)
+    link = keptfiles.chain_link.read(done.link)
     assert (link["before"], link["gate"], link["raw"], link["links"]) == ("v2.20.0", RAW, RAW, 1)
     assert link["cpus"] == {HERE["id"]: HERE} and len(link["points"]) == done.moved
     assert {p["cpu"] for p in link["points"]} == {HERE["id"]}
@@ -140,7 +140,7 @@ def test_a_release_joins_the_history_moved_by_its_pairs(results):
 def test_a_chain_of_two_links_multiplies_their_spread(results):
     _chain(results, "v2.21.0")
     done = _chain(results, "v2.22.0rc0")
-    link = keptfiles.chain_link(done.link)
+    link = keptfiles.chain_link.read(done.link)
     assert link["links"] == 2
     low, high = link["points"][0]["spread"]
     assert (low, high) == pytest.approx((0.97**2, 1.03**2))
@@ -169,7 +169,7 @@ def test_nothing_of_the_history_is_replaced_and_ambiguity_is_named(results):
 
 
 def test_a_gate_run_kept_before_it_named_its_cpu_cannot_chain(results):
-    path = kept.path(results, RAW, ("v2.20.0", "v2.21.0"))
+    path = keptfiles.gate_run.path(results, RAW, ("v2.20.0", "v2.21.0"))
     data = json.loads(path.read_text())
     data["time"]["points"] = [
         {k: v for k, v in p.items() if k != "cpu"} for p in data["time"]["points"]

@@ -49,7 +49,7 @@ def test_a_cpuinfo_reads_as_its_fields_and_an_id_they_derive():
     assert "hypervisor" not in found["isa"]  # what says nothing of a kernel's speed
     assert found["id"] == cpu.derived_id(found) and cpu.ID.fullmatch(found["id"])
     assert found["id"].startswith("intel-6.167.1-2c-")
-    assert keptfiles.cpu_identity(json.loads(json.dumps(found))) == found
+    assert keptfiles.fields.cpu_identity(json.loads(json.dumps(found))) == found
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_an_arm_cpuinfo_and_an_empty_one_read_as_identities_of_their_form():
     assert (empty["family"], empty["model_name"]) == (-1, "unknown")
     assert empty["id"].startswith("unknown-x.x.x-1c-")
     for read in (found, empty):
-        assert keptfiles.cpu_identity(json.loads(json.dumps(read))) == read
+        assert keptfiles.fields.cpu_identity(json.loads(json.dumps(read))) == read
 
 
 def test_this_machines_identity_is_the_same_in_two_processes():
@@ -135,7 +135,7 @@ def test_a_recorded_cpu_reads_as_the_id_its_machine_read(name, tmp_path):
     found = _recorded(name, tmp_path)
     assert found["id"] == RECORDED[name]
     assert found["caches"].keys() == {"L1d", "L1i", "L2", "L3"}
-    assert "avx2" in found["isa"] and keptfiles.cpu_identity(json.loads(json.dumps(found)))
+    assert "avx2" in found["isa"] and keptfiles.fields.cpu_identity(json.loads(json.dumps(found)))
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
@@ -187,7 +187,7 @@ def test_a_kept_identity_not_of_its_form_is_refused_naming_its_field(edit, where
     kept = json.loads(json.dumps(cpu.parse(INTEL, CACHES, 2)))
     edit(kept)
     with pytest.raises(Invalid, match=f"^cpu.{re.escape(where)}"):
-        keptfiles.cpu_identity(kept)
+        keptfiles.fields.cpu_identity(kept)
 
 
 def test_a_label_names_the_id_and_a_record_kept_before_identities_says_it_has_none():

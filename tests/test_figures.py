@@ -50,7 +50,7 @@ out["bisect"] = [
 ]
 changes = Changes(("v1", "v2"), [Item(row, "index.html", "tfbench gate")], "test", "m")
 out["report"] = "\n".join(markdown._changes(changes))
-data = keptfiles.check_bisection(kept)
+data = keptfiles.bisection.check(kept)
 out["issue"] = upstream.issue(data, "pass\n")
 print(json.dumps(out))
 """

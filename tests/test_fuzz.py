@@ -37,19 +37,22 @@ def _one(folder: str, pattern: str) -> Any:
 
 # each reader and a valid record of its format, as kept in results/
 FORMATS: dict[str, tuple[Callable[[Path], Any], Callable[[], Any]]] = {
-    "gate run": (keptfiles.gate_run, lambda: _kept(f"gate/{INTEL}/v2.21.0-v2.22.0rc0.json")),
+    "gate run": (keptfiles.gate_run.read, lambda: _kept(f"gate/{INTEL}/v2.21.0-v2.22.0rc0.json")),
     "gate run (before CPUs)": (
-        keptfiles.gate_run,
+        keptfiles.gate_run.read,
         lambda: _kept("gate/linux-2cpu-24gb/v2.21.0-v2.22.0rc0.json"),
     ),
-    "probes": (keptfiles.probes, lambda: _one(f"probes/{INTEL}", "*.json")),
-    "nightly build": (keptfiles.nightly_build, lambda: _one("nightly/linux-2cpu-24gb", "*.json")),
+    "probes": (keptfiles.probes.read, lambda: _one(f"probes/{INTEL}", "*.json")),
+    "nightly build": (
+        keptfiles.nightly_build.read,
+        lambda: _one("nightly/linux-2cpu-24gb", "*.json"),
+    ),
     "bisection": (
-        keptfiles.bisection,
+        keptfiles.bisection.read,
         lambda: _kept("upstream/linux-2cpu-24gb/footprint-footprint-heap/bisect.json"),
     ),
-    "explained": (keptfiles.explained, lambda: _one("explain/linux-2cpu-24gb", "*.json")),
-    "machine": (keptfiles.machine, lambda: _kept(f"{INTEL}/machine.json")),
+    "explained": (keptfiles.explained.read, lambda: _one("explain/linux-2cpu-24gb", "*.json")),
+    "machine": (keptfiles.machine.read, lambda: _kept(f"{INTEL}/machine.json")),
 }
 
 HOSTILE_TEXT = st.sampled_from(

@@ -7,10 +7,10 @@ units  <-  floors  <-  probes (its figures' floors), gate, sweep, publish
 targets  <-  pairs (time read in pairs of processes, two builds side by side)  <-  gate,
 sweep, nightly, publish (its verdict's line)
 history  <-  sweep (release environments)  <-  cli
-sources  <-  versions (benchmark versions)  <-  cli;  formats (kept files' numbers): any
+sources  <-  versions (benchmark versions and their file's format)  <-  cli
 grammar (the forms of kept values), escape (Markdown, shell): below every reader
-scenarios, sweep  <-  keptfiles (every kept file, read and checked)  <-  probes, gate,
-nightly, publish, cli
+scenarios, sweep  <-  keptfiles (every kept file, a module a kind: its format, name, check,
+read and write)  <-  probes, gate, nightly, publish, cli
 targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-
 publish (renders the reports filed upstream), cli
 figures (the one table of figures) and paths: below every reader; benchmarks/ (the suite)
@@ -26,6 +26,7 @@ writer
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 import pytest
@@ -36,28 +37,26 @@ from tfbench.sources import closure, imports
 # layer -> the layers it may import (its own included)
 ALLOWED = {
     "units": {"units"},
-    "formats": {"formats"},
     "grammar": {"grammar"},
     "escape": {"escape"},
-    "floors": {"formats", "units", "floors"},
+    "floors": {"units", "floors"},
     "figures": {"units", "floors", "figures"},
-    "sources": {"formats", "sources"},
-    "versions": {"formats", "units", "sources", "versions"},
-    "measure": {"formats", "units", "measure"},
-    "scenarios": {"formats", "units", "measure", "scenarios"},
-    "targets": {"formats", "units", "measure", "scenarios", "targets"},
-    "history": {"formats", "units", "history"},
-    "pairs": {"formats", "units", "measure", "scenarios", "targets", "pairs"},
+    "sources": {"sources"},
+    "versions": {"units", "sources", "versions"},
+    "measure": {"units", "measure"},
+    "scenarios": {"units", "measure", "scenarios"},
+    "targets": {"units", "measure", "scenarios", "targets"},
+    "history": {"units", "history"},
+    "pairs": {"units", "measure", "scenarios", "targets", "pairs"},
     "sweep": {
-        *("formats", "units", "floors", "figures", "measure", "scenarios", "targets"),
+        *("units", "floors", "figures", "measure", "scenarios", "targets"),
         *("history", "pairs", "sweep"),
     },
     "keptfiles": {
-        *("formats", "grammar", "units", "figures", "measure", "scenarios", "history"),
+        *("grammar", "units", "figures", "measure", "scenarios", "history"),
         "keptfiles",
     },
     "probes": {
-        "formats",
         "grammar",
         "keptfiles",
         "units",
@@ -68,14 +67,13 @@ ALLOWED = {
         "history",
         "probes",
     },
-    "explain": {"formats", "units", "measure", "targets", "history", "explain"},
+    "explain": {"units", "measure", "targets", "history", "explain"},
     "gate": {
-        *("formats", "keptfiles", "units", "floors", "figures", "history", "measure"),
+        *("keptfiles", "units", "floors", "figures", "history", "measure"),
         *("targets", "probes", "pairs", "gate"),
     },
     "nightly": {
         "figures",
-        "formats",
         "grammar",
         "escape",
         "keptfiles",
@@ -91,7 +89,6 @@ ALLOWED = {
     },
     "publish": {
         "figures",
-        "formats",
         "grammar",
         "escape",
         "keptfiles",
@@ -108,7 +105,6 @@ ALLOWED = {
     },
     "cli": {
         "figures",
-        "formats",
         "grammar",
         "escape",
         "keptfiles",
@@ -145,7 +141,7 @@ PACKAGE = ROOT / "tfbench"
 
 # The asv suite: it reads tfbench's instrument; nothing of tfbench imports it by name.
 ALLOWED["benchmarks"] = {
-    *("formats", "units", "figures", "measure", "scenarios", "targets", "probes"),
+    *("units", "figures", "measure", "scenarios", "targets", "probes"),
     *("versions", "paths", "benchmarks"),
 }
 # Imports by a name computed at run time, each declared: the module -> (the layer it
@@ -305,3 +301,13 @@ def test_modules_and_functions_stay_short(path):
         and n.end_lineno - n.lineno + 1 > 60
     ]
     assert not long
+
+
+@pytest.mark.parametrize(
+    "package", sorted(p.parent for p in PACKAGE.rglob("__init__.py")), ids=lambda p: p.name
+)
+def test_every_packages_docstring_names_each_of_its_modules(package):
+    """A package's docstring is its map: each module in it named (#68)."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    modules = {p.stem for p in package.iterdir() if p.suffix in (".py", ".c")} - {"__init__"}
+    assert not {m for m in modules if not re.search(rf"\b{re.escape(m)}\b", doc)}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tfbench import keptfiles
 from tfbench.nightly import policy
 from tfbench.nightly.policy import Broken, Build
 from tfbench.units import KiB, MiB
@@ -169,28 +170,27 @@ def test_time_read_the_same_at_the_ends_is_no_nightly_and_unknown_is_undecided()
 def test_a_time_bisection_keeps_its_pairs_and_tells_them():
     """What the pair reader said about each two builds is kept with the bisection, checked
     as it is read back, and told: ratio, interval, pairs, answer."""
-    from tfbench import keptfiles
     from tfbench.cli import output
     from tfbench.nightly import upstream
 
     told = pairs(lambda i, j: j >= 3, ratio=1.071)
     data = dict(kept_bisection(), metric="time")
     data["times"] = [told(BUILDS[0], BUILDS[3]), told(BUILDS[0], BUILDS[1])]
-    checked = keptfiles.check_bisection(json.loads(json.dumps(data)))
+    checked = keptfiles.bisection.check(json.loads(json.dumps(data)))
     assert checked["times"] == data["times"]
     text = output.nightly(checked)
     assert f"{BUILDS[0].version} -> {BUILDS[3].version}: x1.071 (95% interval" in text
     assert "8 pairs): different (margin 2%)" in text and "): same (margin 2%)" in text
-    assert keptfiles.check_bisection(kept_bisection())["times"] == []  # kept before: none
+    assert keptfiles.bisection.check(kept_bisection())["times"] == []  # kept before: none
     issue = upstream.issue(checked, "print(1)\n")
     assert f"- {BUILDS[0].version} -&gt; {BUILDS[3].version}: x1.071 (95% interval" in issue
     # kept before comparisons named their level: read at 99%, and told so
     data["times"] = [{k: v for k, v in t.items() if k != "level"} for t in data["times"]]
-    before = keptfiles.check_bisection(json.loads(json.dumps(data)))
+    before = keptfiles.bisection.check(json.loads(json.dumps(data)))
     assert f"{BUILDS[3].version}: x1.071 (99% interval" in output.nightly(before)
     data["times"][0]["level"] = 1.5
     with pytest.raises(keptfiles.Invalid, match=r"times\[0\]\.level"):
-        keptfiles.check_bisection(data)
+        keptfiles.bisection.check(data)
 
 
 @pytest.mark.parametrize("metric", ["retained", "heap-peak", "growth", "peak", "time", "leak"])
@@ -211,7 +211,6 @@ def test_every_bisect_metric_reads_a_figure(metric):
 
 def kept_bisection() -> dict:
     """A kept bisection's shape (tfbench.nightly.run.kept), of a step between two builds."""
-    from tfbench import formats
 
     def reading(kept):
         return {
@@ -227,7 +226,7 @@ def kept_bisection() -> dict:
         for k, b in enumerate(BUILDS[:4])
     ]
     return {
-        formats.KEY: formats.BISECTION,
+        "format": keptfiles.bisection.FORMAT,
         "target": {"scenario": "loop.python_matmul", "params": {"size": 256}},
         "metric": "retained",
         "kind": "step",
@@ -258,10 +257,9 @@ def kept_bisection() -> dict:
 
 
 def test_the_upstream_report_follows_tensorflows_template(tmp_path):
-    from tfbench import keptfiles
     from tfbench.nightly import upstream
 
-    written = upstream.render_again(keptfiles.check_bisection(kept_bisection()), tmp_path)
+    written = upstream.render_again(keptfiles.bisection.check(kept_bisection()), tmp_path)
     issue = written["issue"].read_text()
     for heading in (
         "### Issue type\n\nPerformance",
@@ -414,9 +412,8 @@ KEPT = sorted(Path(__file__).parents[1].glob("results/upstream/*/*/bisect.json")
 def test_a_kept_bisection_replays_to_its_conclusion(kept):
     """The policy, fed the readings a real bisection took, asks for them in the same order
     and concludes the same: a change to the policy that changes a kept verdict shows here."""
-    from tfbench.nightly import run
 
-    data = run.read(kept)
+    data = keptfiles.bisection.read(kept)
     builds = [Build(b["version"], b["uploaded"]) for b in data["builds"]]
     queue = {v: list(readings) for v, readings in data["readings"].items()}
     broken = data["broken"]
@@ -434,8 +431,8 @@ def test_a_kept_bisection_replays_to_its_conclusion(kept):
 
 @pytest.mark.parametrize("kept", KEPT, ids=lambda p: p.parent.name)
 def test_a_kept_report_is_what_the_code_renders(kept, tmp_path):
-    from tfbench.nightly import run, upstream
+    from tfbench.nightly import upstream
 
-    upstream.render_again(run.read(kept), tmp_path)
+    upstream.render_again(keptfiles.bisection.read(kept), tmp_path)
     for name in ("issue.md", "repro.py"):
         assert (tmp_path / name).read_text() == (kept.parent / name).read_text(), name

@@ -141,7 +141,7 @@ def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp
         zip(plan, [("runner-a", HERE), ("runner-b", OTHER)]), 1
     ):
         where = _keep(tmp_path, share, (k, 2), machine, identity)
-        assert keptfiles.gate_shard(where)["shard"] == [k, 2]
+        assert keptfiles.gate_shard.read(where)["shard"] == [k, 2]
     joined = shards.merge(tmp_path, ("v2.21.0", "v2.22.0rc0"), 0.0, SUITE)
     whole = _measured(units, True)
     cpu_of = {p: (HERE if any(u[:2] == ("time", p[0]) and u[2] == p[1] for u in plan[0])
@@ -158,7 +158,7 @@ def test_shards_joined_conclude_as_the_whole_gate_each_time_point_on_its_cpu(tmp
     assert points == {f"m.C.time_step({', '.join(c)})": i for (_, c), i in cpu_of.items()}
     found = kept.write(tmp_path, "merged", ("v2.21.0", "v2.22.0rc0"), joined.summary,
                        joined.rows, joined.differing, joined.read_on)  # fmt: skip
-    assert keptfiles.gate_run(found)["cpus"].keys() == {HERE["id"], OTHER["id"]}
+    assert keptfiles.gate_run.read(found)["cpus"].keys() == {HERE["id"], OTHER["id"]}
 
 
 def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(tmp_path):
@@ -174,7 +174,7 @@ def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(
     where = shards.write(
         tmp_path, "a", PAIR, (1, 2), tuple(plan[0]), measured, read_on, 0.0, timing.Reader()
     )
-    kept_points = {p for p, *_ in keptfiles.gate_shard(where)["before"]}
+    kept_points = {p for p, *_ in keptfiles.gate_shard.read(where)["before"]}
     assert kept_points and all(shards.unit_of(p) in plan[0] for p in kept_points)
     data = json.loads(where.read_text())
     data["sides"]["before"].append(["m.CCosts.track_leak", list(other), [], ["x"]])
@@ -232,7 +232,7 @@ def test_a_kept_shard_not_of_its_form_is_refused_naming_its_field(tmp_path, edit
     data = json.loads(_keep(tmp_path, plan[0], (1, 1), "runner-a", HERE).read_text())
     edit(data)
     with pytest.raises(keptfiles.Invalid) as refused:
-        keptfiles.check_gate_shard(data)
+        keptfiles.gate_shard.check(data)
     assert refused.value.field.startswith(field)
 
 
@@ -249,5 +249,5 @@ def test_the_command_merges_the_kept_shards_and_keeps_one_gate(tmp_path, capsys)
     assert main(argv) == 1  # a point got worse
     said = capsys.readouterr()
     assert "m.C.time_step('b', 'CPU')" in said.out and "kept in" in said.err
-    assert keptfiles.gate_run(results / "gate" / "lab" / "v2.21.0-v2.22.0rc0.json")["cpus"]
+    assert keptfiles.gate_run.read(results / "gate" / "lab" / "v2.21.0-v2.22.0rc0.json")["cpus"]
     assert main(["gate", "merge", "v2.21.0", "--config", str(config)]) == 2

@@ -20,7 +20,7 @@ from conftest import scratch_asv_conf
 from markdown_it import MarkdownIt
 from test_nightly import BUILDS, kept_bisection
 
-from tfbench import formats, grammar, keptfiles
+from tfbench import grammar, keptfiles
 from tfbench.cli import main
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
@@ -293,13 +293,13 @@ def test_upstream_gate_names_a_truncated_gate_run(tmp_path, capsys):
 def test_a_gate_runs_unseen_change_is_a_pair_of_numbers(unseen, field):
     time = {"design": "interleaved", "margin": 0.02, "pairs": [8, 14], "seconds": 0.2}
     time |= {"skipped": 0, "different": 0, "same": 1, "unknown": ["m.C.time_step('x')"]}
-    run = {"format": formats.GATE_RUN, "time": time, "rows": []}
-    assert keptfiles.check_gate_run(run)["time"]["unseen"] is None  # kept before it: absent
+    run = {"format": keptfiles.gate_run.FORMAT, "time": time, "rows": []}
+    assert keptfiles.gate_run.check(run)["time"]["unseen"] is None  # kept before it: absent
     run["time"] = dict(time, unseen=[0.12, 0.5])
-    assert keptfiles.check_gate_run(run)["time"]["unseen"] == [0.12, 0.5]
+    assert keptfiles.gate_run.check(run)["time"]["unseen"] == [0.12, 0.5]
     run["time"] = dict(time, unseen=unseen)
     with pytest.raises(grammar.Invalid) as refused:
-        keptfiles.check_gate_run(run)
+        keptfiles.gate_run.check(run)
     assert refused.value.field == field
 
 
@@ -324,21 +324,26 @@ def test_a_gate_runs_time_points_and_cpu_are_checked(edit, field):
     point |= {"low": 0.99, "high": 1.01, "pairs": 8}
     time = {"design": "turns", "margin": 0.02, "pairs": [8, 50], "seconds": 0.5}
     time |= {"skipped": 0, "different": 0, "same": 1, "unknown": [], "points": [point]}
-    run = {"format": formats.GATE_RUN, "time": time, "rows": [], "cpus": {here["id"]: here}}
+    run = {
+        "format": keptfiles.gate_run.FORMAT,
+        "time": time,
+        "rows": [],
+        "cpus": {here["id"]: here},
+    }
     run["onednn"] = {here["id"]: {"old": "Intel AVX-512", "new": None}}
-    found = keptfiles.check_gate_run(run)
+    found = keptfiles.gate_run.check(run)
     assert found["cpus"] == {here["id"]: here} and found["time"]["points"] == [point]
     assert found["onednn"] == {here["id"]: {"old": "Intel AVX-512", "new": None}}
     unread = dict(run, time=dict(time, points=[]))
     with pytest.raises(grammar.Invalid, match="^cpus.*id"):  # an id its fields do not derive
-        keptfiles.check_gate_run(dict(unread, cpus={here["id"]: dict(here, cpus=64)}))
+        keptfiles.gate_run.check(dict(unread, cpus={here["id"]: dict(here, cpus=64)}))
     with pytest.raises(grammar.Invalid, match="^onednn key: 'amd-26.2.1-2c-000000' is no CPU"):
-        keptfiles.check_gate_run(dict(unread, onednn={"amd-26.2.1-2c-000000": {}}))
+        keptfiles.gate_run.check(dict(unread, onednn={"amd-26.2.1-2c-000000": {}}))
     with pytest.raises(grammar.Invalid, match="^time.points.0..cpu: .* is no CPU of cpus"):
-        keptfiles.check_gate_run(dict(run, cpus={}, onednn={}))
+        keptfiles.gate_run.check(dict(run, cpus={}, onednn={}))
     edit(point)
     with pytest.raises(grammar.Invalid) as refused:
-        keptfiles.check_gate_run(run)
+        keptfiles.gate_run.check(run)
     assert refused.value.field == field
 
 

@@ -7,13 +7,14 @@ cli (the command). Modules: targets (what can be measured, and measuring it), pr
 suite's probe contract: grids, figures, the probes file), sweep (a step release by
 release, and the bisection over releases), figures (every figure once: name, unit,
 direction, floor), floors (how far apart two readings must be to be a change), units
-(units and their display), cpu (the CPU a figure was read on), formats (each kept file's
-format number and its check), grammar (the forms a kept value may take), keptfiles (every
-kept file, read and checked in one place), escape (kept text made inert in Markdown and
+(units and their display), cpu (the CPU a figure was read on), grammar (the forms a kept
+value may take), keptfiles (every kept file, a module a kind: its format, check, read and
+write), escape (kept text made inert in Markdown and
 shell), whole (files written whole, asv's kept whole around a run, the run's lock, scratch
 folders), faults (how a run ends outside its verdict), versions (benchmark versions from a
 digest of the measuring code), sources (the modules a module imports, read from its
-source), paths (where things are), profile (where a run's and the tests' time goes).
+source), paths (where things are), profile (where a run's and the tests' time goes), __main__
+(`python -m tfbench`).
 """
 
 from __future__ import annotations

@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import ast
 import itertools
-import json
 import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import cpu, formats, scenarios, whole
+from tfbench import cpu, keptfiles, scenarios
 from tfbench.history import asvconf
-from tfbench.history.envsync import asv_machine, folder_name, record_name
+from tfbench.history.envsync import asv_machine, folder_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
@@ -140,11 +139,6 @@ def reading(grid: Grid, values: tuple) -> Record:
     return result
 
 
-def path(results_dir: Path, machine: str, commit: str, env_name: str, flavour: str) -> Path:
-    """A probes file: one machine's, of one asv environment and commit."""
-    return results_dir / "probes" / machine / f"{record_name(commit, env_name, flavour)}.json"
-
-
 def keep(costs_class: str, grid: Grid) -> Path | None:
     """Write every repeat of every grid point into the probes file of the asv run under way
     (asv's ASV_COMMIT, ASV_CONF_DIR, ASV_ENV_NAME; its machine; TFBENCH_WHEELS): nothing is
@@ -160,19 +154,12 @@ def keep(costs_class: str, grid: Grid) -> Path | None:
     if not folder_name(machine):
         print(f"tfbench: probes not kept: machine name {machine!r} is no folder's", flush=True)
         return None
-    kept_path = path(
+    kept_path = keptfiles.probes.path(
         Path(conf_dir) / conf.get("results_dir", "results"),
         machine,
         commit,
         os.environ.get("ASV_ENV_NAME", "env"),
         os.environ.get("TFBENCH_WHEELS", "cpu"),
     )
-    try:  # this run's earlier classes: this machine's own file
-        kept = json.loads(kept_path.read_text())
-    except (OSError, ValueError):
-        kept = {}
-    kept[costs_class] = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
-    kept[formats.KEY] = formats.PROBES
-    kept["cpu"] = cpu.identity()
-    whole.write(kept_path, json.dumps(kept, indent=1, sort_keys=True), sync=True)
-    return kept_path
+    kept = {k: [record.kept(r) for r in repeats] for k, repeats in grid.items()}
+    return keptfiles.probes.add(kept_path, costs_class, kept, cpu.identity())

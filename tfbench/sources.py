@@ -7,6 +7,7 @@ read the code of every project module a benchmark reaches, transitively.
 from __future__ import annotations
 
 import ast
+from collections.abc import Container
 from pathlib import Path
 
 from tfbench.paths import ROOT
@@ -65,9 +66,12 @@ def origin(name: str, root: Path = ROOT) -> Path | None:
     return None
 
 
-def closure(paths: list[Path], names: list[str], root: Path = ROOT) -> dict[str, Path]:
+def closure(
+    paths: list[Path], names: list[str], root: Path = ROOT, leaves: Container[str] = ()
+) -> dict[str, Path]:
     """The given modules (their files and dotted names) and every project module they
-    import, transitively, from the project at `root`: dotted name -> file."""
+    import, transitively, from the project at `root`: dotted name -> file. What a module
+    of `leaves` (or of a package there) imports is not followed."""
     todo = list(zip(names, paths))
     seen: dict[str, Path] = {}
     while todo:
@@ -75,6 +79,8 @@ def closure(paths: list[Path], names: list[str], root: Path = ROOT) -> dict[str,
         if name in seen:
             continue
         seen[name] = path
+        if name in leaves or name.rpartition(".")[0] in leaves:
+            continue
         for imported in imports(path.read_text(), name, path.name == "__init__.py"):
             found = origin(imported, root)
             if found is not None and imported not in seen:

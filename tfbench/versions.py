@@ -18,14 +18,16 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench import formats, sources
+from tfbench import sources
 from tfbench.paths import ROOT
 
 FILE = ROOT / "benchmarks" / "versions.json"
-# The asv glue every family's benchmarks run through; the versioning code itself, and how
-# a file is written whole, measure nothing and stay out of the digest.
+FORMAT = 1  # of FILE: a change to its shape gets a new number
+# The asv glue every family's benchmarks run through; the versioning code itself, how a
+# file is written whole and how a kept file is read and written measure nothing: they and
+# what they import (unless measuring code imports it too) stay out of the digest.
 GLUE = ("benchmarks.common", ROOT / "benchmarks" / "common.py")
-NOT_MEASURING = {"tfbench.versions", "tfbench.sources", "tfbench.whole"}
+NOT_MEASURING = {"tfbench.versions", "tfbench.sources", "tfbench.whole", "tfbench.keptfiles"}
 _UNREAD = {"ctx", "type_comment", "kind", "type_params", "lineno", "col_offset"}
 
 
@@ -182,7 +184,7 @@ def measuring_files(module: str, root: Path = ROOT) -> dict[str, Path]:
     glue_name, glue_path = GLUE
     glue_path = root / glue_path.relative_to(ROOT)
     scenario = root / Path(*module.split(".")).with_suffix(".py")
-    return sources.closure([glue_path, scenario], [glue_name, module], root)
+    return sources.closure([glue_path, scenario], [glue_name, module], root, NOT_MEASURING)
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,9 @@ class Family:
 
 def read(path: Path = FILE) -> dict[str, dict[str, str]]:
     data = json.loads(path.read_text())
-    formats.check(data, formats.VERSIONS, str(path))
+    found = data.get("format", 1) if isinstance(data, dict) else None
+    if found != FORMAT:  # of another tfbench: named, never misread
+        raise ValueError(f"{path}: format {found!r}; this tfbench reads format {FORMAT}")
     return data["families"]
 
 
@@ -243,6 +247,6 @@ def record(keys: list[str], new: bool, path: Path = FILE) -> list[Family]:
 
 
 def write(recorded: dict[str, dict[str, str]], path: Path = FILE) -> None:
-    run = {formats.KEY: formats.VERSIONS, "families": recorded}
+    run = {"format": FORMAT, "families": recorded}
     text = json.dumps(run, indent=1, sort_keys=True)
     path.write_text(text + "\n")

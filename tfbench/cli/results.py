@@ -73,7 +73,7 @@ def merge(args: argparse.Namespace) -> int:
         if relative.name == "bisect.json":  # its write-up from its checked fields
             kept = args.into / relative
             try:
-                if upstream.render_again(keptfiles.bisection(kept), kept.parent) is None:
+                if upstream.render_again(keptfiles.bisection.read(kept), kept.parent) is None:
                     common.progress(
                         f"{kept}: a user's step: its issue.md is written where it runs"
                     )

@@ -168,7 +168,7 @@ def check_cpu(machine: str, results_dir: Path) -> None:
     kept = results_dir / machine / "machine.json"
     if kept.exists() or kept.is_symlink():
         try:
-            named = keptfiles.machine(kept)["cpu"]
+            named = keptfiles.machine.read(kept)["cpu"]
         except keptfiles.KeptFileError as e:
             raise OtherCpu(f"{e}: the CPU it was read on cannot be told") from None
         if cpu.id_in(named) != here["id"]:

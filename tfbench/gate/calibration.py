@@ -1,7 +1,7 @@
 """The time reader's calibration, kept per CPU: an A/A gate (a release against itself: every
 time row a false one) and a planted gate (the new side's steps a share slower: a row found
 where it points the planted way), each a record of what it read on each CPU that read it:
-RESULTS/calibration/<cpu id>/<old>-<new>[.plant-S].json (tfbench.keptfiles.calibration).
+RESULTS/calibration/<cpu id>/<old>-<new>[.plant-S].json (tfbench.keptfiles.calibration.read).
 A gate on a CPU with no A/A or no planted record says so in one line: its time rows hold
 on a reader not yet calibrated there (docs/validation/gate.md opens with the figures).
 """
@@ -9,24 +9,17 @@ on a reader not yet calibrated there (docs/validation/gate.md opens with the fig
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tfbench import cpu, formats, keptfiles, whole
+from tfbench import cpu, keptfiles
 from tfbench.gate import rules
 from tfbench.gate.readings import Point
 from tfbench.gate.rules import Change
 from tfbench.pairs import verdict
 
-FOLDER = "calibration"
 AA, PLANT = "aa", "plant"
-
-
-def path(results_dir: Path, cpu_id: str, pair: tuple[str, str], plant: float) -> Path:
-    planted = f".plant-{plant:g}" if plant else ""
-    return results_dir / FOLDER / cpu_id / f"{pair[0]}-{pair[1]}{planted}.json"
 
 
 def keep(
@@ -49,7 +42,6 @@ def keep(
         names = {rules.point_name(p) for p in points}
         mine = [r for r in rows if r.metric.startswith("time_") and r.name in names]
         body = {
-            formats.KEY: formats.CALIBRATION,
             "kind": PLANT if plant else AA,
             "plant": plant,
             "pair": list(pair),
@@ -61,19 +53,17 @@ def keep(
             "memory_rows": sum(not r.metric.startswith("time_") for r in rows),
             "seconds": seconds,
         }
-        where = path(results_dir, cpu_id, pair, plant)
-        keptfiles.check_calibration(json.loads(json.dumps(body)))
-        whole.write(where, json.dumps(body, indent=1) + "\n")
-        kept.append(where)
+        where = keptfiles.calibration.path(results_dir, cpu_id, pair, plant)
+        kept.append(keptfiles.calibration.write(where, body))
     return kept
 
 
 def missing(results_dir: Path, cpu_id: str) -> list[str]:
     """The calibrations this CPU has no record of (its records of their form read)."""
     found: set[str] = set()
-    for kept in sorted((results_dir / FOLDER / cpu_id).glob("*.json")):
+    for kept in sorted((results_dir / keptfiles.calibration.FOLDER / cpu_id).glob("*.json")):
         try:
-            found.add(keptfiles.calibration(kept)["kind"])
+            found.add(keptfiles.calibration.read(kept)["kind"])
         except keptfiles.KeptFileError:
             continue
     return [k for k in (AA, PLANT) if k not in found]

@@ -1,31 +1,19 @@
-"""A whole-suite gate run kept for the report: RESULTS/gate/<machine>/<old>-<new>.json,
-{"format": 2, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
-points named, every point's estimate), "rows": [each change, its evidence as data],
-"shifts": [each common-mode shift, with "rows": the points that differ from it]}
-(tfbench.gate.shifts), "cpus": {id: a CPU that read it (tfbench.cpu)}, "onednn": {id: {side:
-the ISA its oneDNN detected}}; each time point names its CPU's id. Its readers read it back
-as untrusted input (tfbench.keptfiles)."""
+"""A whole-suite gate run's conclusion, and the record of it kept for the report
+(tfbench.keptfiles.gate_run owns its file: results/gate/<machine>/<old>-<new>.json)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tfbench import figures, formats, keptfiles, whole
+from tfbench import figures, keptfiles
 from tfbench.gate import rules, shifts
 from tfbench.gate.readings import Point, Side
 from tfbench.gate.rules import Change
 from tfbench.gate.shifts import Shift
+from tfbench.keptfiles.gate_run import GateRow
 from tfbench.pairs.verdict import Timed
-
-FOLDER = "gate"
-
-
-def path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
-    return results_dir / FOLDER / machine / f"{pair[0]}-{pair[1]}.json"
-
 
 Differing = list[tuple[Shift, list[Change]]]  # each common shift, the rows that differ from it
 
@@ -60,34 +48,33 @@ def write(
 ) -> Path:
     """The run's rows, each shift with the rows of the points that differ from it, and what
     it was `read_on` ({"cpus": {id: identity}, "onednn": {id: each side's ISA}})."""
-    kept = path(results_dir, machine, pair)
     run = {
-        formats.KEY: formats.GATE_RUN,
         "time": time,
         "rows": [r.as_json() for r in rows],
         "shifts": [dict(s.as_json(), rows=[r.as_json() for r in differ]) for s, differ in shifts],
         **(read_on or {}),
     }
-    whole.write(kept, json.dumps(run, indent=1) + "\n")
-    return kept
+    return keptfiles.gate_run.write(keptfiles.gate_run.path(results_dir, machine, pair), run)
 
 
-def read(results_dir: Path, machine: str, pair: tuple[str, str]) -> keptfiles.GateRun | None:
+def read(
+    results_dir: Path, machine: str, pair: tuple[str, str]
+) -> keptfiles.gate_run.GateRun | None:
     """The kept run, every field checked; None where there is none (KeptFileError where it
     is not of its form)."""
-    kept = path(results_dir, machine, pair)
+    kept = keptfiles.gate_run.path(results_dir, machine, pair)
     if not kept.exists() and not kept.is_symlink():
         return None
-    return keptfiles.gate_run(kept)
+    return keptfiles.gate_run.read(kept)
 
 
-def worse_rows(run: keptfiles.GateRun) -> list[keptfiles.GateRow]:
+def worse_rows(run: keptfiles.gate_run.GateRun) -> list[GateRow]:
     """The run's worse rows of figures a nightly bisection reads (tfbench.figures), in the
     order to write them up: by the table's order of figures (what the heap and the verdict
     say first), then by relative change, largest first."""
     order = {f.method: k for k, f in enumerate(figures.FIGURES) if f.bisect}
 
-    def change(row: keptfiles.GateRow) -> float:
+    def change(row: GateRow) -> float:
         before, after = row["before"] or 0.0, row["after"] or 0.0
         return abs(after - before) / max(abs(before), 1e-12)
 

@@ -113,7 +113,7 @@ def read_side(results_dirs: list[Path], machine: str, commit: str) -> Side:
     for results_dir in results_dirs:
         for path in sorted((results_dir / machine).glob(f"{commit[:8]}-*.json")):
             result = Results.load(str(path), machine_name=machine)
-            kept = keptfiles.probes_beside(
+            kept = keptfiles.probes.beside(
                 results_dir, machine, result.commit_hash, result.env_name
             )
             add_result(side, result, kept)

@@ -27,7 +27,7 @@ from typing import Any
 
 from tfbench import figures
 from tfbench.gate.readings import Point, Side, pooled
-from tfbench.keptfiles import DIRECTIONS
+from tfbench.keptfiles.gate_run import DIRECTIONS
 from tfbench.pairs import verdict
 from tfbench.probes import GridPoint
 from tfbench.units import format_value

@@ -10,7 +10,7 @@ shares are balanced by what each unit cost where the kept files tell (the pairs 
 point took in the kept gate runs, the calls a probe point made in the kept probes files),
 largest first onto the lightest share: the same files give every runner the same plan.
 A shard keeps RESULTS/gate/<machine>/<old>-<new>[.plant-S].shard-<I>-of-<N>.json
-(tfbench.keptfiles.gate_shard).
+(tfbench.keptfiles.gate_shard.read).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfbench import formats, keptfiles, probes, whole
+from tfbench import keptfiles, probes
 from tfbench.gate import kept, rules
 from tfbench.gate.readings import Point, Side
 from tfbench.measure.timer import BLOCK_S, MIN_BLOCKS
@@ -71,7 +71,7 @@ def units(benchmarks: dict[str, dict]) -> list[Unit]:
 
 
 def costs(
-    found: list[Unit], runs: list[keptfiles.GateRun], probed: list[probes.Probes]
+    found: list[Unit], runs: list[keptfiles.gate_run.GateRun], probed: list[probes.Probes]
 ) -> dict[Unit, Cost]:
     """Each unit's cost: a time point's pairs in the kept gate runs (their median; one where
     runs were kept and none read it: a point that fails ends at its first reading; the
@@ -154,12 +154,6 @@ def pattern(share: Iterable[Unit]) -> str:
     return "|".join(parts)
 
 
-def path(results_dir: Path, machine: str, pair: tuple[str, str], plant: float, shard) -> Path:
-    planted = f".plant-{plant:g}" if plant else ""
-    name = f"{pair[0]}-{pair[1]}{planted}.shard-{shard[0]}-of-{shard[1]}.json"
-    return results_dir / kept.FOLDER / machine / name
-
-
 def unit_of(point: Point) -> Unit:
     """The unit a reading of a memory benchmark belongs to: its family's grid point."""
     found = probes.GridPoint(*point)
@@ -189,7 +183,6 @@ def write(
     """Shard I of N's readings (`shard`), as `merge` joins them: both sides' every reading,
     every time point's pairs, the units it was given and the CPU that read them."""
     body = {
-        formats.KEY: formats.GATE_SHARD,
         "pair": list(pair),
         "shard": list(shard),
         "plant": plant,
@@ -206,10 +199,8 @@ def write(
             for (b, c), t in sorted(measured.timed.items())
         ],
     }
-    where = path(results_dir, machine, pair, plant, shard)
-    keptfiles.check_gate_shard(json.loads(json.dumps(body)))  # as merge will read it
-    whole.write(where, json.dumps(body) + "\n")
-    return where
+    where = keptfiles.gate_shard.path(results_dir, machine, pair, plant, shard)
+    return keptfiles.gate_shard.write(where, body)
 
 
 @dataclasses.dataclass
@@ -228,9 +219,8 @@ class Joined:
 
 def shard_files(results_dir: Path, pair: tuple[str, str], plant: float) -> list[Path]:
     """Every kept shard of the pair (read with that plant), whichever machine read it."""
-    planted = f".plant-{plant:g}" if plant else ""
-    name = f"{pair[0]}-{pair[1]}{planted}.shard-*-of-*.json"
-    return sorted((results_dir / kept.FOLDER).glob(f"*/{name}"))
+    name = f"{keptfiles.gate_shard.stem(pair, plant)}.shard-*-of-*.json"
+    return sorted((results_dir / keptfiles.gate_shard.FOLDER).glob(f"*/{name}"))
 
 
 def merge(
@@ -240,9 +230,11 @@ def merge(
     read once, by one reader)."""
     paths = shard_files(results_dir, pair, plant)
     if not paths:
-        raise ShardError(f"no shard of {pair[0]} -> {pair[1]} in {results_dir / kept.FOLDER}")
+        raise ShardError(
+            f"no shard of {pair[0]} -> {pair[1]} in {results_dir / keptfiles.gate_shard.FOLDER}"
+        )
     try:
-        read = [keptfiles.gate_shard(p) for p in paths]
+        read = [keptfiles.gate_shard.read(p) for p in paths]
     except keptfiles.KeptFileError as e:
         raise ShardError(str(e)) from None
     _whole(paths, read, benchmarks)
@@ -272,7 +264,9 @@ def merge(
     return Joined(rows, differing, summary, read_on, plant, seconds, timed, cpu_of)
 
 
-def _whole(paths: list[Path], read: list[keptfiles.GateShard], benchmarks: dict) -> None:
+def _whole(
+    paths: list[Path], read: list[keptfiles.gate_shard.GateShard], benchmarks: dict
+) -> None:
     """ShardError unless the shards are 1..N of one N, read by one reader, and hold every
     unit of the suite once."""
     counts = {s["shard"][1] for s in read}
@@ -306,15 +300,15 @@ def kept_costs(conf) -> dict[Unit, Cost]:
 
     results = Path(conf.results_dir)
     runs, probed = [], []
-    for found in sorted((results / kept.FOLDER).glob("*/v*-v*.json")):
-        if ".shard-" not in found.name:
+    for found in sorted((results / keptfiles.gate_run.FOLDER).glob("*/v*-v*.json")):
+        if keptfiles.gate_run.named(found.name):
             try:
-                runs.append(keptfiles.gate_run(found))
+                runs.append(keptfiles.gate_run.read(found))
             except keptfiles.KeptFileError:
                 continue
-    for found in sorted((results / "probes").glob("*/*.json")):
+    for found in sorted((results / keptfiles.probes.FOLDER).glob("*/*.json")):
         try:
-            probed.append(keptfiles.probes(found))
+            probed.append(keptfiles.probes.read(found))
         except keptfiles.KeptFileError:
             continue
     return costs(units(dict(Benchmarks.load(conf))), runs, probed)

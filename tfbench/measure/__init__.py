@@ -10,6 +10,7 @@ record      the measured record every layer above shares (child, CLI, benchmarks
 supervisor  the parent: forks one child per measurement, bounds its memory and time
 child       the child: primes its memory, runs the steps, writes its record
 heap        the heap in use at the allocator (mallinfo2, a preloaded counter) and its peak
+heapcount   that counter, in C: built once per Python, preloaded into a measuring child
 spawn       every process tfbench starts: its own group, a watchdog of memory and time
 parents     one measuring parent for a whole run's probes, shared through a broker
 timer       a step's time read in blocks: the time reader's measuring side (tfbench.pairs)

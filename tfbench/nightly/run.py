@@ -3,14 +3,13 @@ target measured there in fresh processes (targets.measure), kept as JSON."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from tfbench import figures, formats, keptfiles, sweep, targets
+from tfbench import figures, keptfiles, sweep, targets
 from tfbench.history import envs, releases
 from tfbench.history.envsync import lock_file_name
 from tfbench.measure.record import measured
@@ -106,8 +105,7 @@ def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds:
     """The bisection as kept: every build with its readings, and what it concluded."""
     good, bad = found.last_good, found.first_bad
     return {
-        formats.KEY: formats.BISECTION,
-        "target": keptfiles.target(targets.to_json(target)),  # a file by its name alone
+        "target": keptfiles.fields.target(targets.to_json(target)),  # a file by its name alone
         "metric": found.metric,
         "kind": found.kind,
         "builds": [
@@ -146,17 +144,6 @@ def reproduce(
     return printed
 
 
-def write(data: dict, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    return path
-
-
-def read(path: Path) -> keptfiles.Bisection:
-    """A kept bisection, every field checked (keptfiles.KeptFileError names the field)."""
-    return keptfiles.bisection(path)
-
-
 READINGS = 3  # of each release's figure: fresh processes, as the suite's probe
 
 
@@ -170,7 +157,7 @@ def file_upstream(
     again: bool = False,
     say: Callable[[str], None] = print,
     elsewhere: list[dict] | None = None,
-) -> tuple[keptfiles.Bisection, dict[str, Path | str]]:
+) -> tuple[keptfiles.bisection.Bisection, dict[str, Path | str]]:
     """The report to file with TensorFlow, in `folder`: the nightly bisection between two
     releases (kept as bisect.json; the kept one unless `again`), each release read
     READINGS times, repro.py run in the named builds' environments, then issue.md,
@@ -185,10 +172,10 @@ def file_upstream(
         found["environment"] = upstream.environment()
         found["elsewhere"] = elsewhere or []  # the point's time as the kept gates read it
         found["repro"] = reproduce(found, target, limits, runner.root, say)
-        write(found, kept)
-        data = read(kept)
+        keptfiles.bisection.write(kept, found)
+        data = keptfiles.bisection.read(kept)
     else:
-        data = read(kept)
+        data = keptfiles.bisection.read(kept)
         say(f"the kept bisection: {kept}")
     return data, upstream.write(data, target, folder)
 

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tfbench import figures, formats, grammar, keptfiles, whole
-from tfbench.keptfiles import KeptFileError, NightlyBuild
+from tfbench import figures, keptfiles
+from tfbench.keptfiles import KeptFileError
+from tfbench.keptfiles.nightly_build import NightlyBuild
 from tfbench.nightly import policy
 from tfbench.nightly.builds import parse_time
 from tfbench.nightly.policy import Build
 
-FOLDER = "nightly"
 # what a reading keeps of a measured record: its figures, and what says how it ran
 KEEP = (
     {f.field for f in figures.FIGURES if f.field}
@@ -37,7 +36,7 @@ class Entry:
     before: str | None = None  # the build published before it on the index (None: first)
     readings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     broken: str | None = None
-    times: list[dict[str, Any]] = field(default_factory=list)  # keptfiles.Compared: its
+    times: list[dict[str, Any]] = field(default_factory=list)  # keptfiles.fields.Compared: its
     # timed sentinel against the build read before it, in one run (twice where it differed)
     environment: dict[str, Any] = field(default_factory=dict)
 
@@ -57,10 +56,6 @@ def oldest_first(entries: list[Entry]) -> list[Entry]:
     return sorted(entries, key=lambda e: parse_time(e.build.uploaded))
 
 
-def folder(results_dir: Path, machine: str) -> Path:
-    return results_dir / FOLDER / grammar.machine(machine, "machine")
-
-
 class Busy(Exception):
     """Another run is reading this history."""
 
@@ -69,7 +64,7 @@ class Busy(Exception):
 def reading(results_dir: Path, machine: str) -> Iterator[None]:
     """Held while a run reads builds into the machine's history (a lock on its folder): a
     second run would keep its own readings over the first's. Busy if one holds it."""
-    where = folder(results_dir, machine)
+    where = keptfiles.nightly_build.folder(results_dir, machine)
     where.mkdir(parents=True, exist_ok=True)
     fd = os.open(where, os.O_RDONLY)
     try:
@@ -106,16 +101,13 @@ def _entry(kept: NightlyBuild) -> Entry:
 
 def read(path: Path) -> Entry:
     """A build's file, of its form and named by its version (KeptFileError: which field)."""
-    entry = _entry(keptfiles.nightly_build(path))
-    if path.name != f"{entry.version}.json":
-        raise KeptFileError(path, f"holds build {entry.version}, not the one it is named by")
-    return entry
+    return _entry(keptfiles.nightly_build.read(path))
 
 
 def load(results_dir: Path, machine: str, skipped: list[str] | None = None) -> list[Entry]:
     """The machine's builds read, oldest first. A file not of its form raises KeptFileError
     naming it; where `skipped` is given, it is said there and left out instead."""
-    where = folder(results_dir, machine)
+    where = keptfiles.nightly_build.folder(results_dir, machine)
     found = []
     for path in sorted(where.glob("*.json")) if where.is_dir() else []:
         try:
@@ -131,7 +123,6 @@ def save(entry: Entry, results_dir: Path, machine: str) -> Path:
     """Write a build's file (replacing this machine's earlier reading of it), checked as a
     reader will read it."""
     body = {
-        formats.KEY: formats.NIGHTLY,
         "build": {
             "version": entry.build.version,
             "uploaded": entry.build.uploaded,
@@ -143,7 +134,5 @@ def save(entry: Entry, results_dir: Path, machine: str) -> Path:
         "times": entry.times,
         "environment": entry.environment,
     }
-    keptfiles.check_nightly_build(json.loads(json.dumps(body)))
-    path = folder(results_dir, machine) / f"{entry.version}.json"
-    whole.write(path, json.dumps(body, indent=1, sort_keys=True) + "\n", sync=True)
-    return path
+    where = keptfiles.nightly_build.path(results_dir, machine, entry.version)
+    return keptfiles.nightly_build.write(where, body)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tfbench import cpu, escape, figures, targets
-from tfbench.keptfiles import Bisection
+from tfbench.keptfiles.bisection import Bisection
 from tfbench.nightly import policy, repro
 from tfbench.nightly.builds import parse_time, pin_changes
 from tfbench.pairs.verdict import compared_line

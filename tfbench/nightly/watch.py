@@ -38,7 +38,7 @@ STEP, DRIFT = "step", "drift"
 # one reading of every sentinel of a build (its environment made first), and the build with
 # its GIT_VERSION; Broken
 ReadBuild = Callable[[Build], tuple[Build, dict[str, dict]]]
-# the timed sentinel of two builds compared in pairs (keptfiles.Compared's form)
+# the timed sentinel of two builds compared in pairs (keptfiles.fields.Compared's form)
 Compare = Callable[[Build, Build], dict]
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from tfbench import keptfiles
-from tfbench.gate import kept
 
 WAYS = ("worse", "better")
 
@@ -53,7 +52,7 @@ def _cell(answer: str, ratio: float | None) -> str:
     return answer if ratio is None else f"x{ratio:.3f}"
 
 
-def _verdicts(run: keptfiles.GateRun, machine: str) -> Verdicts:
+def _verdicts(run: keptfiles.gate_run.GateRun, machine: str) -> Verdicts:
     """CPU -> point -> (its way: worse, better or not different; its ratio, or its answer
     where it has none: a run kept before points were names its unknown ones)."""
     found: Verdicts = {}
@@ -75,12 +74,14 @@ def _verdicts(run: keptfiles.GateRun, machine: str) -> Verdicts:
 
 def _runs(
     results_dir: Path, pair: tuple[str, str], problems: list[str]
-) -> list[tuple[Path, keptfiles.GateRun]]:
+) -> list[tuple[Path, keptfiles.gate_run.GateRun]]:
     """The pair's kept gate runs of every machine; those not of their form named."""
     found = []
-    for path in sorted((results_dir / kept.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")):
+    for path in sorted(
+        (results_dir / keptfiles.gate_run.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")
+    ):
         try:
-            found.append((path, keptfiles.gate_run(path)))
+            found.append((path, keptfiles.gate_run.read(path)))
         except keptfiles.KeptFileError as e:
             problems.append(str(e))
     return found

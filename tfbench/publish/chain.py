@@ -8,7 +8,7 @@ read of the two releases side by side (the gate's, RESULTS/gate/<machine>/<befor
 which names its CPU), its interval the pairs' interval on that figure; the figures of
 memory are as the runner read them (they compare across CPUs: docs/tracking.md). The raw
 figures stay under the runner's own machine (one CPU each), and the link is kept beside:
-RESULTS/chain/<history>/<commit>-<env>.json (tfbench.keptfiles.chain_link), with the CPU of
+RESULTS/chain/<history>/<commit>-<env>.json (tfbench.keptfiles.chain_link.read), with the CPU of
 its pairs and how far the chain's interval has spread since the last release the history
 read itself (each link's interval factors multiplied: a bound, links being independent).
 """
@@ -25,13 +25,12 @@ from typing import Any
 
 from asv import util
 
-from tfbench import cpu, formats, keptfiles, whole
+from tfbench import cpu, keptfiles, whole
 from tfbench.gate import kept as gate_kept
 from tfbench.history import releases, repo
 from tfbench.history.envsync import record_name
 from tfbench.publish.results import checked_result
 
-FOLDER = "chain"
 TIME = ".time_"  # a time benchmark's method: time_step
 COPIED = ("probes", "packages")  # the runner's records of the release, beside its results
 CI = ("stats_ci_99_a", "stats_ci_99_b")  # the pairs' interval on the figure before
@@ -48,14 +47,10 @@ class Chained:
     link: Path  # the kept link
     moved: int  # time points moved by their pairs
     unmoved: list[str]  # time points with no chained figure, and why
-    run: keptfiles.GateRun
+    run: keptfiles.gate_run.GateRun
     gate: str  # the machine whose gate run read the pairs
     raw: str  # the machine that read the release
     links: int  # links since the last release the history read itself
-
-
-def link_path(results_dir: Path, history: str, commit: str, env: str) -> Path:
-    return results_dir / FOLDER / history / f"{commit[:8]}-{env}.json"
 
 
 def _results_path(results_dir: Path, machine: str, commit: str, env: str) -> Path:
@@ -115,11 +110,11 @@ def _figure(value: Any) -> float | None:
 def _spread(results_dir: Path, history: str, commit: str, env: str) -> tuple[int, dict]:
     """The links since the history last read a release itself, and each point's spread so
     far, from the link of the release before (none where the history read it)."""
-    path = link_path(results_dir, history, commit, env)
+    path = keptfiles.chain_link.path(results_dir, history, commit, env)
     if not path.exists() and not path.is_symlink():
         return 0, {}
     try:
-        found = keptfiles.chain_link(path)
+        found = keptfiles.chain_link.read(path)
     except keptfiles.KeptFileError as e:
         raise ChainError(str(e)) from None
     return found["links"], {p["point"]: p["spread"] for p in found["points"]}
@@ -160,14 +155,12 @@ def chain(
     body, points, unmoved = _chained(found, _load(base, history), pairs, spread)
     whole.write(target, json.dumps(body, indent=1, allow_nan=True), sync=True)
     link = {
-        formats.KEY: formats.CHAIN,
         **{"release": tag, "before": old, "env": env, "gate": gate, "raw": raw},
         "cpus": {i: run["cpus"][i] for i in sorted({p["cpu"] for p in points})},
         **{"links": links + 1, "points": points},
     }
-    keptfiles.check_chain_link(json.loads(json.dumps(link)))  # as its reader will read it
-    where = link_path(results_dir, history, new_commit, env)
-    whole.write(where, json.dumps(link, indent=1) + "\n", sync=True)
+    where = keptfiles.chain_link.path(results_dir, history, new_commit, env)
+    keptfiles.chain_link.write(where, link)
     for folder in COPIED:  # what the runner recorded beside the release's results
         for record in (results_dir / folder / raw).glob(f"{record_name(new_commit, env, '*')}.*"):
             if record.is_file() and not record.is_symlink():
@@ -178,12 +171,12 @@ def chain(
 
 def _gate_run(
     results_dir: Path, pair: tuple[str, str], gate: str | None
-) -> tuple[str, keptfiles.GateRun]:
+) -> tuple[str, keptfiles.gate_run.GateRun]:
     """The kept gate run of the pair (`gate`'s, or the one machine's that holds one), with
     its CPU and every time point's estimate."""
     runs = sorted(
         p.parent.name
-        for p in (results_dir / gate_kept.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")
+        for p in (results_dir / keptfiles.gate_run.FOLDER).glob(f"*/{pair[0]}-{pair[1]}.json")
         if gate is None or p.parent.name == gate
     )
     gate = _one(runs, f"gate runs of {pair[0]} -> {pair[1]}", "--gate")
@@ -199,7 +192,7 @@ def _gate_run(
 def _chained(
     found: dict[str, Any],
     series: dict[str, Any],
-    pairs: dict[str, keptfiles.TimePoint],
+    pairs: dict[str, keptfiles.fields.TimePoint],
     spread: dict[str, list[float]],
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """The runner's results file made the history's: its machine's params the history's,
@@ -243,13 +236,15 @@ def _chained(
     return body, points, unmoved
 
 
-def links(results_dir: Path, history: str, problems: list[str]) -> dict[str, keptfiles.ChainLink]:
+def links(
+    results_dir: Path, history: str, problems: list[str]
+) -> dict[str, keptfiles.chain_link.ChainLink]:
     """The releases chained onto a history (tag -> its link); a link not of its form is
     named in `problems` and left out."""
     found = {}
-    for path in sorted((results_dir / FOLDER / history).glob("*.json")):
+    for path in sorted((results_dir / keptfiles.chain_link.FOLDER / history).glob("*.json")):
         try:
-            link = keptfiles.chain_link(path)
+            link = keptfiles.chain_link.read(path)
         except keptfiles.KeptFileError as e:
             problems.append(f"{e}: skipped")
             continue
@@ -258,7 +253,7 @@ def links(results_dir: Path, history: str, problems: list[str]) -> dict[str, kep
 
 
 def read_on(
-    releases: list[str], named: str | None, chained: dict[str, keptfiles.ChainLink]
+    releases: list[str], named: str | None, chained: dict[str, keptfiles.chain_link.ChainLink]
 ) -> list[tuple[list[str], str]]:
     """Which CPU each release's time was read on: (releases, the CPU), those the machine
     read itself first, then each CPU its chained releases' pairs were read on."""

@@ -13,12 +13,13 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfbench import cpu, escape
+from tfbench import cpu, escape, keptfiles
 from tfbench.gate import kept, shifts
 from tfbench.gate.rules import Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
 from tfbench.history.releases import newest_pair
-from tfbench.keptfiles import GateRow, GateShift, KeptFileError
+from tfbench.keptfiles import KeptFileError
+from tfbench.keptfiles.gate_run import GateRow, GateShift
 from tfbench.pairs.verdict import time_line
 from tfbench.probes import GridPoint
 from tfbench.publish.results import Data, MachineResults
@@ -176,7 +177,7 @@ def kept_run(data: Data, machine: MachineResults, results_dir: Path) -> Changes 
         data.problems.append(str(e))
         return None
     except ValueError as e:  # of its form, not of this suite (a benchmark, a grid point)
-        data.problems.append(f"{kept.path(results_dir, machine.machine, pair)}: {e}")
+        data.problems.append(f"{keptfiles.gate_run.path(results_dir, machine.machine, pair)}: {e}")
         return None
     covered = [s for s, _ in found]
     rows = [r for r in rows if shifts.covering(covered, r) is None]

@@ -7,20 +7,13 @@ values)). The report gives each its one-line conclusion; untrusted input like an
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
-from tfbench import cpu, formats, keptfiles
+from tfbench import cpu, keptfiles
 from tfbench.probes import GridPoint
 from tfbench.publish import families
 from tfbench.publish.results import Data, MachineResults
-
-FOLDER = "explain"
-
-
-def path(results_dir: Path, machine: str, tag: str) -> Path:
-    return results_dir / FOLDER / machine / f"{tag}.json"
 
 
 def point_label(family: families.Family, combo: tuple[str, ...]) -> str:
@@ -43,12 +36,9 @@ def leaking(
 
 
 def write(results_dir: Path, machine: str, tag: str, points: dict[str, dict]) -> Path:
-    kept = path(results_dir, machine, tag)
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    run = {formats.KEY: formats.EXPLAINED, "release": tag, "points": points}
-    run["cpu"] = cpu.identity()  # where its figures were read
-    kept.write_text(json.dumps(run, indent=1) + "\n")
-    return kept
+    """The explaining records of a release's leaking points, with the CPU that read them."""
+    run = {"release": tag, "points": points, "cpu": cpu.identity()}
+    return keptfiles.explained.write(keptfiles.explained.path(results_dir, machine, tag), run)
 
 
 def read(data: Data, machine: str, tag: str) -> dict[str, str]:
@@ -56,11 +46,11 @@ def read(data: Data, machine: str, tag: str) -> dict[str, str]:
     that cannot be read is a problem named in the report."""
     if data.results_dir is None:
         return {}
-    kept = path(data.results_dir, machine, tag)
+    kept = keptfiles.explained.path(data.results_dir, machine, tag)
     if not kept.exists() and not kept.is_symlink():
         return {}
     try:
-        return keptfiles.explained(kept)["points"]
+        return keptfiles.explained.read(kept)["points"]
     except keptfiles.KeptFileError as e:
         data.problems.append(str(e))
         return {}

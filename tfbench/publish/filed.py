@@ -15,7 +15,7 @@ from tfbench import grammar, keptfiles
 from tfbench.nightly import upstream
 from tfbench.publish.results import Data
 
-FOLDER = "upstream"
+FOLDER = keptfiles.bisection.FOLDER  # the site holds them where the results do
 WHERE_MEASURED = (
     "a user's step: its issue and reproducer are written where its code is "
     "(tfbench upstream FILE::FUNCTION)"
@@ -43,7 +43,7 @@ def render(results_dir: Path, machine: str, site: Path) -> None:
         if not grammar.SLUG.fullmatch(kept.parent.name) or kept.parent.is_symlink():
             continue
         try:
-            data = keptfiles.bisection(kept)
+            data = keptfiles.bisection.read(kept)
         except keptfiles.KeptFileError:
             continue  # named by `read`
         target = site / FOLDER / machine / kept.parent.name
@@ -64,7 +64,7 @@ def read(data: Data, machine: str) -> list[Filed]:
             data.problems.append(f"{kept}: not a report's folder name: skipped")
             continue
         try:
-            run = keptfiles.bisection(kept)
+            run = keptfiles.bisection.read(kept)
         except keptfiles.KeptFileError as e:
             data.problems.append(str(e))
             continue
@@ -73,7 +73,7 @@ def read(data: Data, machine: str) -> list[Filed]:
     return found
 
 
-def _target(run: keptfiles.Bisection) -> str:
+def _target(run: keptfiles.bisection.Bisection) -> str:
     target = run["target"]
     if "scenario" in target:
         params = " ".join(f"{k}={v}" for k, v in target["params"].items())
@@ -81,7 +81,7 @@ def _target(run: keptfiles.Bisection) -> str:
     return f"{target['file']}::{target['function']}"
 
 
-def _line(run: keptfiles.Bisection) -> str:
+def _line(run: keptfiles.bisection.Bisection) -> str:
     kind = run["kind"]
     if kind == "step":
         return (

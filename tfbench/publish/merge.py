@@ -26,24 +26,14 @@ import contextlib
 import datetime
 import json
 import os
-import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tfbench import escape, grammar, keptfiles, whole
-from tfbench.gate import calibration, kept
 from tfbench.nightly import series
-from tfbench.publish import chain, explained, filed
 from tfbench.publish.results import readable_files, unsafe_benchmark
-
-# a gate run, or a shard of one (tfbench.gate.shards)
-GATE_RUN = re.compile(
-    rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}"
-    r"(?:(?:\.plant-0\.\d{1,6})?\.shard-\d{1,2}-of-\d{1,2})?\.json"
-)
 
 
 class MergeError(ValueError):
@@ -58,29 +48,8 @@ class Merged:
     kept_old: Path | None = None  # where the replaced files' old versions are
 
 
-def _name(pattern: re.Pattern[str], suffix: str) -> Callable[[str], bool]:
-    return lambda name: name.endswith(suffix) and bool(pattern.fullmatch(name[: -len(suffix)]))
-
-
-# A kept file's folder under a source -> (the form of its name, its reader). Each lies in
-# the folder of the machine that measured it: FOLDER/<machine>/NAME (upstream: a report's
-# folder more).
-KEPT: dict[str, tuple[Callable[[str], bool], Callable[[Path], Any]]] = {
-    "probes": (_name(grammar.RECORD_NAME, ".json"), keptfiles.probes),
-    "packages": (_name(grammar.RECORD_NAME, ".txt"), keptfiles.packages),
-    kept.FOLDER: (GATE_RUN.fullmatch, lambda p: _gate_file(p)),  # type: ignore[dict-item]
-    explained.FOLDER: (_name(grammar.TAG, ".json"), keptfiles.explained),
-    filed.FOLDER: ("bisect.json".__eq__, keptfiles.bisection),
-    series.FOLDER: (_name(grammar.NIGHTLY, ".json"), series.read),
-    chain.FOLDER: (_name(grammar.RESULTS_NAME, ".json"), keptfiles.chain_link),
-    calibration.FOLDER: (GATE_RUN.fullmatch, keptfiles.calibration),  # type: ignore[dict-item]
-}
+FOLDERS = sorted({k.FOLDER for k in keptfiles.KINDS})  # each under a source, as here
 RENDERED = ("issue.md", "repro.py", "plot.png")  # from a bisect.json, never copied
-
-
-def _gate_file(path: Path) -> Any:
-    """A kept gate run, or a shard's readings: by its name's form."""
-    return keptfiles.gate_shard(path) if ".shard-" in path.name else keptfiles.gate_run(path)
 
 
 class _Plan:
@@ -101,7 +70,7 @@ class _Plan:
             self._benchmarks(own)
         for machine_json in target.glob("*/machine.json"):
             try:
-                content: dict | keptfiles.KeptFileError = keptfiles.machine(machine_json)
+                content: dict | keptfiles.KeptFileError = keptfiles.machine.read(machine_json)
             except keptfiles.KeptFileError as e:
                 content = e
             self.machines[machine_json.parent.name] = (machine_json, content)
@@ -131,7 +100,7 @@ class _Plan:
             self.benchmarks.setdefault(name, (path, bench))
 
     def _machine(self, machine_json: Path) -> None:
-        name, content = machine_json.parent.name, keptfiles.machine(machine_json)
+        name, content = machine_json.parent.name, keptfiles.machine.read(machine_json)
         seen = self.machines.get(name)
         if seen and isinstance(seen[1], keptfiles.KeptFileError):
             raise MergeError(f"{seen[1]} (the results' own: mend or remove it); nothing merged")
@@ -155,32 +124,26 @@ class _Plan:
             self._machine(machine_json)
             for path, _ in results:
                 self._add(Path(name) / path.name, path)
-        for folder, (named, read) in KEPT.items():
+        for folder in FOLDERS:
             for path in sorted((source / folder).rglob("*")):
                 if path in links or _under(path, links) or path.is_dir():
                     continue
-                self._kept(source, path, folder, named, read)
+                self._kept(source, path, folder)
 
-    def _kept(
-        self,
-        source: Path,
-        path: Path,
-        folder: str,
-        named: Callable[[str], bool],
-        read: Callable[[Path], Any],
-    ) -> None:
+    def _kept(self, source: Path, path: Path, folder: str) -> None:
         """A kept file: at FOLDER/<machine>/NAME (upstream: FOLDER/<machine>/<slug>/NAME),
-        of its name's form and its reader's."""
+        of a kind's name's form and its reader's (tfbench.keptfiles.KINDS)."""
         parts = path.relative_to(source / folder).parts
-        depth = 3 if folder == filed.FOLDER else 2
-        if folder == filed.FOLDER and len(parts) == 3 and parts[2] in RENDERED:
+        kind = keptfiles.kind_of(folder, parts[-1])
+        depth = next(k.INSIDE for k in keptfiles.KINDS if k.FOLDER == folder)
+        if folder == keptfiles.bisection.FOLDER and len(parts) == 3 and parts[2] in RENDERED:
             self.skipped.append(f"{path}: rendered again from bisect.json, not copied")
             return
         if (
             len(parts) != depth
             or not grammar.MACHINE.fullmatch(parts[0])
             or (depth == 3 and not grammar.SLUG.fullmatch(parts[1]))
-            or not named(parts[-1])
+            or kind is None
         ):
             self.skipped.append(
                 f"{path}: not in its place ({folder}/<machine>/"
@@ -188,7 +151,7 @@ class _Plan:
             )
             return
         try:
-            read(path)
+            kind.read(path)
         except keptfiles.KeptFileError as e:
             self.skipped.append(f"{e}: skipped")
             return
@@ -309,7 +272,9 @@ def _locked(target: Path, changed: list[Path]) -> Iterator[None]:
     named), and each nightly history it writes into held as the watch holds it
     (MergeError where another run writes into them)."""
     target.mkdir(parents=True, exist_ok=True)
-    histories = sorted({r.parts[1] for r in changed if r.parts[0] == series.FOLDER})
+    histories = sorted(
+        {r.parts[1] for r in changed if r.parts[0] == keptfiles.nightly_build.FOLDER}
+    )
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(whole.writing(target))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from tfbench import escape, grammar
+from tfbench import escape, grammar, keptfiles
 from tfbench.nightly import sentinels, series, watch
 from tfbench.nightly.series import Entry
 from tfbench.pairs.verdict import compared_line
@@ -28,7 +28,7 @@ def histories(results_dir: Path) -> tuple[dict[str, list[Entry]], list[str]]:
     """Each machine's builds read, oldest first; the files that could not be read, why."""
     found: dict[str, list[Entry]] = {}
     problems: list[str] = []
-    root = results_dir / series.FOLDER
+    root = results_dir / keptfiles.nightly_build.FOLDER
     for where in sorted(root.iterdir()) if root.is_dir() else []:
         if not (where.is_dir() and grammar.MACHINE.fullmatch(where.name)):
             continue

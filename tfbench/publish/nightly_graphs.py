@@ -107,7 +107,7 @@ def build(found: dict[str, list[Entry]], machines: dict[str, Path], scratch: Pat
     (results / "benchmarks.json").write_text(json.dumps({**index, "version": 2}))
     for machine, entries in found.items():
         where = machines.get(machine)
-        described = keptfiles.machine(where) if where else {"machine": machine, "version": 1}
+        described = keptfiles.machine.read(where) if where else {"machine": machine, "version": 1}
         write_results(machine, entries, hashes, described, results)
     html = scratch / "html"
     conf = {

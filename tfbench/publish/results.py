@@ -123,7 +123,7 @@ def machine_name(machine_json: Path) -> str:
     name its directory's). KeptFileError otherwise: the directory is skipped by the report
     and left out of the site alike."""
     try:
-        return keptfiles.machine(machine_json)["machine"]
+        return keptfiles.machine.read(machine_json)["machine"]
     except keptfiles.KeptFileError as e:
         raise keptfiles.KeptFileError(machine_json, f"{e.why}: its results are skipped") from None
 
@@ -247,7 +247,7 @@ def load(conf: Config) -> Data:
     problems += unreadable
     versions = {k: b["version"] for k, b in benchmarks.items()}
     for machine_json, (name, loaded_files) in files.items():
-        found = MachineResults(name, cpu=keptfiles.machine(machine_json)["cpu"])
+        found = MachineResults(name, cpu=keptfiles.machine.read(machine_json)["cpu"])
         for path, result in loaded_files:
             tag = tags.get(result.commit_hash)
             if tag is None:
@@ -259,7 +259,7 @@ def load(conf: Config) -> Data:
                 other.update({(k, c, tag): v[0] for k, c, v in _values(result, versions)})
                 continue
             found.values.update({(k, c, tag): v for k, c, v in _values(result, versions)})
-            kept = keptfiles.probes_beside(
+            kept = keptfiles.probes.beside(
                 Path(conf.results_dir), name, result.commit_hash, result.env_name, problems
             )
             found.reasons.update(_reasons(kept, tag))

@@ -1,0 +1,74 @@
+"""Every file tfbench keeps beside asv's results, one module a kind: its format number, its
+folder, the form of its name, its typed record, its check, its read (through the one safe
+reading path) and its write (docs/formats.md). The modules that produce a record hand a
+writer plain data; none owns a file.
+
+Each kind says which format numbers it reads (FORMAT; READS: older ones it reads as they
+are); a file of another number is named, never misread; kept files are never rewritten.
+
+- reading: the one safe reading path (KeptFileError) and the one writing path
+- fields: the checks of fields several kinds share (a CPU, a measured record, a target)
+- probes: every probe repeat of one asv run (results/probes/)
+- packages: what an asv environment held (results/packages/; written by history.envsync)
+- gate_run: a whole-suite gate run (results/gate/)
+- gate_shard: a shard of a gate, its readings (results/gate/)
+- calibration: the time reader's calibration on one CPU (results/calibration/)
+- chain_link: a release chained onto a history (results/chain/)
+- explained: why a release's leaking points leak (results/explain/)
+- bisection: a nightly bisection filed upstream (results/upstream/)
+- nightly_build: a tf-nightly build the watch read (results/nightly/)
+- machine: asv's machine.json, checked as the site shows it
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from tfbench.grammar import Invalid
+from tfbench.keptfiles import (
+    bisection,
+    calibration,
+    chain_link,
+    explained,
+    gate_run,
+    gate_shard,
+    machine,
+    nightly_build,
+    packages,
+    probes,
+)
+from tfbench.keptfiles.reading import KeptFileError, load, regular
+
+
+class Kind(Protocol):
+    """A kind of kept file as merge, publish and the fuzz tests iterate it: in its folder,
+    under the folder of the machine (or CPU, or history) it belongs to."""
+
+    FOLDER: str
+    INSIDE: int  # folders between the results and the file
+
+    def named(self, name: str) -> bool: ...
+    def read(self, path: Path) -> Any: ...
+
+
+# every kind a results folder holds beside asv's own (machine.json is asv's)
+KINDS: tuple[Kind, ...] = (
+    probes,
+    packages,
+    gate_run,
+    gate_shard,
+    calibration,
+    chain_link,
+    explained,
+    bisection,
+    nightly_build,
+)
+
+
+def kind_of(folder: str, name: str) -> Kind | None:
+    """The kind of a file by its folder under the results and its name, or None."""
+    return next((k for k in KINDS if k.FOLDER == folder and k.named(name)), None)
+
+
+__all__ = ["KINDS", "Invalid", "KeptFileError", "Kind", "kind_of", "load", "machine", "regular"]

@@ -1,0 +1,322 @@
+"""The checks of the fields several kinds of kept file share: the CPU a figure was read on,
+a measured record, a target, a nightly build, a machine's environment, two builds' times
+compared, and a time estimate with its interval (docs/formats.md#kept-files-are-untrusted-input).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypedDict
+
+from tfbench import cpu, figures, grammar, scenarios
+from tfbench.grammar import Invalid, field, optional
+from tfbench.measure.record import FOOTPRINT, STATUSES
+
+ANSWERS = ("different", "same", "unknown", "skipped")  # two builds' times compared
+DESIGNS = ("interleaved", "turns", "duet", "duet-unpinned")  # how the time reader read
+
+# -- the CPU a file's figures were read on (tfbench.cpu) ----------------------------------
+
+_CACHE_LEVELS = ("L1d", "L1i", "L2", "L3", "L4")
+
+
+def count(most: int, least: int = 0) -> Callable[[Any, str], int]:
+    def check(value: Any, where: str) -> int:
+        found = grammar.integer(value, where)
+        if not least <= found <= most:
+            raise Invalid(where, f"{found} is out of range ({least} to {most})")
+        return found
+
+    return check
+
+
+def cpu_identity(value: Any, where: str = "cpu") -> cpu.Identity:
+    """A CPU identity as kept: every field of its form, and its id the one its fields
+    derive (an id cannot name another CPU than its fields describe)."""
+    data = grammar.obj(value, where)
+    found: dict[str, Any] = {
+        "vendor": field(data, "vendor", grammar.machine_text, where),
+        "model_name": field(data, "model_name", grammar.machine_text, where),
+        # -1: the kernel did not say
+        **{k: field(data, k, count(1 << 16, -1), where) for k in ("family", "model", "stepping")},
+        "cpus": field(data, "cpus", count(1 << 16), where),
+        "isa": field(data, "isa", lambda v, f: grammar.each(v, f, grammar.one_of(cpu.ISA)), where),
+        "caches": field(
+            data,
+            "caches",
+            lambda v, f: grammar.mapping(v, f, grammar.one_of(_CACHE_LEVELS), count(1 << 40)),
+            where,
+        ),
+    }
+    kept = field(data, "id", grammar.matching(cpu.ID), where)
+    if kept != cpu.derived_id(found):
+        raise Invalid(f"{where}.id", f"{kept!r} is not the id of its fields")
+    return cpu.Identity(id=kept, **found)  # type: ignore[typeddict-item]
+
+
+def cpus(value: Any, where: str = "cpus") -> dict[str, cpu.Identity]:
+    """CPU id -> its identity, each id the one its identity derives."""
+    found = grammar.mapping(value, where, grammar.matching(cpu.ID), cpu_identity)
+    for key, identity in found.items():
+        if identity["id"] != key:
+            raise Invalid(f"{where}[{key!r}]", f"holds the identity of {identity['id']!r}")
+    return found
+
+
+def known(named: Any, where: str) -> Callable[[Any, str], str]:
+    """A CPU id that the file's `where` names."""
+
+    def check(value: Any, field_: str) -> str:
+        if not isinstance(named, dict) or value not in named:
+            raise Invalid(field_, f"{value!r} is no CPU of {where}")
+        return value
+
+    return check
+
+
+def cpu_named(value: Any, where: str = "cpu") -> cpu.Identity | str:
+    """A record's CPU: an identity, or (kept before identities) the model name alone."""
+    return grammar.text(value, where) if isinstance(value, str) else cpu_identity(value, where)
+
+
+# -- records: what a measurement kept ------------------------------------------------------
+
+_TEXTS = ("error", "heap_note", "method", "leak_basis", "tf_version", "release")
+# every figure's field (tfbench.figures) and a measurement's own counts; a footprint's RSS
+# and heap are a number, a step's a list (after each iteration)
+_SERIES = ("rss_bytes", "heap_bytes")
+_NUMBERS = tuple(
+    {f.field for f in figures.FIGURES if f.field and f.kind != figures.VERDICT} - set(_SERIES)
+)
+# a measurement's own counts, sizes and times: none below 0
+_COUNTS = (
+    *("iterations", "warmup", "warmup_run", "repeats", "measured", "budget_bytes"),
+    *("import_seconds", "garbage_objects_per_iteration"),
+)
+_VERDICTS = ("leak", "rss_leak")
+_INTERVALS = tuple(f.interval for f in figures.FIGURES if f.interval)
+
+
+def not_negative(value: Any, where: str) -> float:
+    found = grammar.number(value, where)
+    if found < 0:
+        raise Invalid(where, f"{found!r} is below 0")
+    return found
+
+
+def _interval(value: Any, where: str) -> list[float]:
+    found = grammar.each(value, where, grammar.number)
+    if len(found) != 2:
+        raise Invalid(where, f"{len(found)} numbers where an interval has 2")
+    return found
+
+
+def _series(value: Any, where: str) -> float | list[float]:
+    if isinstance(value, list):
+        return grammar.each(value, where, grammar.number)
+    return grammar.number(value, where)
+
+
+def collector(value: Any, where: str) -> dict[str, Any]:
+    """Python's collector as a window found it (tfbench.measure.collector.Collector); a
+    figure it could not read is null."""
+    data = grammar.obj(value, where)
+    found: dict[str, Any] = {
+        "python": field(data, "python", grammar.matching(grammar.PYTHON_VERSION), where),
+        "thresholds": grammar.each(data.get("thresholds"), f"{where}.thresholds", grammar.integer),
+        "tracked": field(data, "tracked", not_negative, where),
+        "tail_calls": field(data, "tail_calls", not_negative, where),
+    }
+    for name in (
+        *("young_every", "young_pile_bytes", "promoted_per_call", "old_garbage_per_call"),
+        *("full_every", "pile_bytes"),
+    ):
+        found[name] = optional(not_negative)(data.get(name), f"{where}.{name}")
+    return found
+
+
+def record(value: Any, where: str) -> dict[str, Any]:
+    """A measured record as kept (tfbench.measure.record): its status, figures, verdicts,
+    intervals, counters and reasons, each of its form; nothing else is kept from it."""
+    data = grammar.obj(value, where)
+    checks: dict[str, Callable[[Any, str], Any]] = {
+        "status": grammar.one_of(STATUSES),
+        **dict.fromkeys(_TEXTS, optional(grammar.text)),
+        **dict.fromkeys(_NUMBERS, optional(grammar.number)),
+        **dict.fromkeys(_COUNTS, optional(not_negative)),
+        **dict.fromkeys(_SERIES, optional(_series)),
+        **dict.fromkeys(_VERDICTS, optional(grammar.boolean)),
+        **dict.fromkeys(_INTERVALS, optional(_interval)),
+        "counters": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
+        "collector": optional(collector),
+        "params": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
+        "device": grammar.device,
+    }
+    return {k: check(data[k], f"{where}.{k}") for k, check in checks.items() if k in data}
+
+
+class Build(TypedDict):
+    version: str
+    uploaded: str
+    git_version: str | None
+
+
+class Environment(TypedDict):
+    os: str
+    python: str
+    cpu: cpu.Identity | str  # the model name alone in a file kept before identities
+
+
+class Compared(TypedDict):
+    old: str
+    new: str
+    answer: str
+    ratio: float | None  # new over old, and its interval
+    low: float | None
+    high: float | None
+    pairs: int
+    margin: float
+    level: float  # of the interval
+    skipped: str | None
+
+
+def target(value: Any, where: str = "target") -> dict[str, Any]:
+    """A target as kept: a catalog scenario and params it takes (footprint: its device), or
+    a user's function by its file's name alone (never a path to read)."""
+    data = grammar.obj(value, where)
+    if "scenario" in data:
+        sid = field(data, "scenario", grammar.scenario, where)
+        params = grammar.mapping(
+            data.get("params", {}), f"{where}.params", grammar.identifier, grammar.param_value
+        )
+        if sid == FOOTPRINT:
+            if set(params) - {"device"}:
+                raise Invalid(f"{where}.params", "footprint takes one param, device")
+            grammar.device(params.get("device", "CPU"), f"{where}.params.device")
+            return {"scenario": sid, "params": params}
+        try:
+            scenarios.get(sid).bind(params)
+        except scenarios.ParamError as e:
+            raise Invalid(where, str(e)) from None
+        return {"scenario": sid, "params": params}
+    file = Path(field(data, "file", grammar.text, where)).name
+    return {
+        "file": grammar.file_name(file, f"{where}.file"),
+        "function": field(data, "function", grammar.identifier, where),
+    }
+
+
+def build(value: Any, where: str) -> Build:
+    data = grammar.obj(value, where)
+    return Build(
+        version=field(data, "version", grammar.nightly, where),
+        uploaded=field(data, "uploaded", grammar.uploaded, where),
+        git_version=optional(grammar.git_version)(data.get("git_version"), f"{where}.git_version"),
+    )
+
+
+def records(value: Any, where: str) -> list[dict[str, Any]]:
+    return grammar.each(value, where, record)
+
+
+def environment(value: Any, where: str) -> Environment:
+    data = grammar.obj(value, where)
+    return Environment(
+        os=field(data, "os", grammar.text, where),
+        python=field(data, "python", grammar.python_version, where),
+        cpu=field(data, "cpu", cpu_named, where),
+    )
+
+
+def compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compared:
+    data = grammar.obj(value, where)
+    answer, ratio, low, high = answered(data, where, ANSWERS)
+    return Compared(
+        old=field(data, "old", build, where),
+        new=field(data, "new", build, where),
+        answer=answer,
+        ratio=ratio,
+        low=low,
+        high=high,
+        pairs=field(data, "pairs", count(1 << 20), where),
+        margin=field(data, "margin", grammar.number, where),
+        level=level(data, where),
+        skipped=optional(grammar.text)(data.get("skipped"), f"{where}.skipped"),
+    )
+
+
+def pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
+    def pair(value: Any, where: str) -> list[Any]:
+        found = grammar.each(value, where, check)
+        if len(found) != 2:
+            raise Invalid(where, f"{len(found)} values where a pair (before, after) is")
+        return found
+
+    return pair
+
+
+def level(data: dict[str, Any], where: str) -> float:
+    """A time verdict's level: 99% where it was kept before the verdict named its level."""
+    path = f"{where}.level" if where else "level"
+    level = optional(grammar.number)(data.get("level"), path)
+    if level is None:
+        return 0.99
+    if not 0 < level < 1:
+        raise Invalid(path, f"{level!r} is no level of an interval")
+    return level
+
+
+class TimePoint(TypedDict):
+    point: str  # benchmark(asv's values)
+    cpu: str | None  # the id of the CPU its pairs were read on (None: kept before it)
+    answer: str
+    ratio: float | None  # new over old, and its interval: None under the pairs that give one
+    low: float | None
+    high: float | None
+    pairs: int
+
+
+def positive(value: Any, where: str) -> float:
+    found = grammar.number(value, where)
+    if found <= 0:
+        raise Invalid(where, f"{found!r} is no ratio (not above 0)")
+    return found
+
+
+def estimate(data: dict[str, Any], where: str) -> tuple[Any, Any, Any]:
+    """A ratio and its interval (new over old): all three above 0, the ratio within the
+    interval, or none of the three."""
+    found = [optional(positive)(data.get(k), f"{where}.{k}") for k in ("ratio", "low", "high")]
+    ratio, low, high = found
+    if any(f is None for f in found) and any(f is not None for f in found):
+        raise Invalid(where, "an estimate without its interval, or an interval without it")
+    if ratio is not None and not low <= ratio <= high:
+        raise Invalid(f"{where}.ratio", f"{ratio!r} lies outside its interval")
+    return ratio, low, high
+
+
+def answered(data: dict[str, Any], where: str, answers: tuple[str, ...]) -> tuple[Any, ...]:
+    """An answer among `answers` and its estimate (estimate's); `different` only with an
+    interval that holds no change (the reader's rule: beyond the margin on one side)."""
+    answer = field(data, "answer", grammar.one_of(answers), where)
+    ratio, low, high = estimate(data, where)
+    if answer == "different" and (ratio is None or low <= 1 <= high):
+        raise Invalid(f"{where}.answer", "different, but no interval apart from no change")
+    return answer, ratio, low, high
+
+
+def time_point(value: Any, where: str) -> TimePoint:
+    """A gate's time point (tfbench.pairs.timing.summary): an estimate within its interval,
+    or none of the three."""
+    data = grammar.obj(value, where)
+    answer, ratio, low, high = answered(data, where, ANSWERS[:3])
+    return TimePoint(
+        point=field(data, "point", grammar.point, where),
+        cpu=optional(grammar.matching(cpu.ID))(data.get("cpu"), f"{where}.cpu"),
+        answer=answer,
+        ratio=ratio,
+        low=low,
+        high=high,
+        pairs=field(data, "pairs", count(1 << 20), where),
+    )

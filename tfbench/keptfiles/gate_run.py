@@ -1,0 +1,204 @@
+"""A whole-suite gate run kept for the report: results/gate/<machine>/<old>-<new>.json,
+{"format": 2, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
+points named, every point's estimate), "rows": [each change, its evidence as data],
+"shifts": [each common-mode shift, with "rows": the points that differ from it]
+(tfbench.gate.shifts), "cpus": {id: a CPU that read it (tfbench.cpu)}, "onednn": {id: {side:
+the ISA its oneDNN detected}}; each time point names its CPU's id (tfbench.gate.kept makes
+it)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypedDict
+
+from tfbench import cpu, grammar
+from tfbench.grammar import Invalid, field, optional
+from tfbench.keptfiles import fields, reading
+
+FORMAT = 2  # 2: evidence as data, time's summary
+READS: tuple[int, ...] = ()
+FOLDER = "gate"
+INSIDE = 2  # gate/<machine>/
+NAME = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}" r"\.json")
+DIRECTIONS = ("worse", "better", "rss only")  # of a row (tfbench.gate.rules)
+
+
+def named(name: str) -> bool:
+    return bool(NAME.fullmatch(name))
+
+
+def path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
+    return results_dir / FOLDER / machine / f"{pair[0]}-{pair[1]}.json"
+
+
+class GateRow(TypedDict):
+    benchmark: str
+    params: dict[str, Any]  # each value as asv's param (a plain string, a number)
+    metric: str
+    direction: str
+    before: float | None
+    after: float | None
+    unit: str
+    evidence: dict[str, Any]  # which rule, on what (tfbench.gate.rules.told)
+
+
+class GateShift(TypedDict):
+    metric: str
+    ratio: bool
+    amount: float
+    followed: int
+    points: int
+    scope: str | None
+    rows: list[GateRow]
+
+
+class GateRun(TypedDict):
+    time: dict[str, Any]  # what the time reader did (tfbench.pairs.timing.summary)
+    rows: list[GateRow]
+    shifts: list[GateShift]
+    cpus: dict[str, cpu.Identity]  # id -> the CPU that read some of it (none: kept before)
+    onednn: dict[str, dict[str, str | None]]  # CPU id -> side (old, new) -> its oneDNN's ISA
+
+
+# a row's evidence: rule -> its fields' checks (tfbench.gate.rules writes and tells them)
+EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
+    "apart": {
+        "figure": grammar.text,
+        "before": fields.pair_of(grammar.number),
+        "after": fields.pair_of(grammar.number),
+        "floor": grammar.number,
+        "readings": fields.pair_of(grammar.integer),
+    },
+    "flip": {
+        "before": grammar.boolean,
+        "after": grammar.boolean,
+        "readings": fields.pair_of(grammar.integer),
+    },
+    "status": {"side": grammar.one_of(("before", "after")), "why": grammar.text},
+    "time": {
+        **dict.fromkeys(("ratio", "low", "high", "margin", "before", "after"), grammar.number),
+        "pairs": grammar.integer,
+    },
+}
+# rss only; a shift's; a time row's CPU (its id: kept before 2026-12-02 without)
+EVIDENCE_EXTRA = {
+    "heap": grammar.identifier,
+    "less": grammar.text,
+    "cpu": grammar.matching(cpu.ID),
+}
+
+
+def _evidence(value: Any, where: str) -> dict[str, Any]:
+    data = grammar.obj(value, where)
+    rule = field(data, "rule", grammar.one_of(tuple(EVIDENCE)), where)
+    found: dict[str, Any] = {"rule": rule}
+    for name, check in EVIDENCE[rule].items():
+        found[name] = field(data, name, check, where)
+    if rule == "time":  # a row: a change decided, its interval apart from no change
+        found["level"] = fields.level(data, where)
+        fields.estimate(data, where)
+        if data["low"] <= 1 <= data["high"]:
+            raise Invalid(f"{where}.ratio", "a time row whose interval holds no change")
+        found["pairs"] = fields.count(1 << 20, 1)(data["pairs"], f"{where}.pairs")
+    for name, check in EVIDENCE_EXTRA.items():
+        if name in data:
+            found[name] = check(data[name], f"{where}.{name}")
+    return found
+
+
+def _time_summary(value: Any, where: str) -> dict[str, Any]:
+    data = grammar.obj(value, where)
+    return {
+        "design": field(
+            data,
+            "design",
+            grammar.one_of(fields.DESIGNS),
+            where,
+        ),
+        "margin": field(data, "margin", grammar.number, where),
+        "level": fields.level(data, where),
+        "pairs": field(data, "pairs", fields.pair_of(grammar.integer), where),
+        "seconds": field(data, "seconds", grammar.number, where),
+        **{k: field(data, k, grammar.integer, where) for k in ("skipped", "different", "same")},
+        "unknown": field(data, "unknown", lambda v, f: grammar.each(v, f, grammar.point), where),
+        # absent in runs kept before them
+        "unseen": optional(fields.pair_of(grammar.number))(data.get("unseen"), f"{where}.unseen"),
+        "watch": optional(grammar.number)(data.get("watch"), f"{where}.watch"),
+        "apart": optional(grammar.boolean)(data.get("apart"), f"{where}.apart"),
+        "points": grammar.each(data.get("points", []), f"{where}.points", fields.time_point),
+    }
+
+
+def _row(value: Any, where: str) -> GateRow:
+    data = grammar.obj(value, where)
+    found = GateRow(
+        benchmark=field(data, "benchmark", grammar.dotted, where),
+        params=field(
+            data,
+            "params",
+            lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
+            where,
+        ),
+        metric=field(data, "metric", grammar.identifier, where),
+        direction=field(data, "direction", grammar.one_of(DIRECTIONS), where),
+        before=field(data, "before", optional(grammar.number), where),
+        after=field(data, "after", optional(grammar.number), where),
+        unit=field(data, "unit", grammar.text, where),
+        evidence=field(data, "evidence", _evidence, where),
+    )
+    evidence = found["evidence"]
+    if evidence["rule"] == "time" and (evidence["ratio"] > 1) != (found["direction"] == "worse"):
+        raise Invalid(f"{where}.direction", f"{found['direction']} at x{evidence['ratio']:.3f}")
+    return found
+
+
+def _rows(value: Any, where: str) -> list[GateRow]:
+    return grammar.each(value, where, _row)
+
+
+def _shift(value: Any, where: str) -> GateShift:
+    data = grammar.obj(value, where)
+    return GateShift(
+        metric=field(data, "metric", grammar.identifier, where),
+        ratio=field(data, "ratio", grammar.boolean, where),
+        amount=field(data, "amount", grammar.number, where),
+        followed=field(data, "followed", grammar.integer, where),
+        points=field(data, "points", grammar.integer, where),
+        scope=optional(grammar.dotted)(data.get("scope"), f"{where}.scope"),
+        rows=_rows(data.get("rows", []), f"{where}.rows"),
+    )
+
+
+def check(value: Any) -> GateRun:
+    data = grammar.obj(value, "")
+    reading.format_of(data, FORMAT)
+    found = GateRun(
+        time=field(data, "time", _time_summary),
+        rows=field(data, "rows", _rows),
+        shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
+        cpus=fields.cpus(data.get("cpus", {}), "cpus"),
+        onednn=grammar.mapping(
+            data.get("onednn", {}),
+            "onednn",
+            fields.known(data.get("cpus", {}), "cpus"),
+            lambda v, f: grammar.mapping(
+                v, f, grammar.one_of(("old", "new")), optional(grammar.machine_text)
+            ),
+        ),
+    )
+    for k, point in enumerate(found["time"]["points"]):
+        if point["cpu"] is not None:  # a point kept before CPUs were names none
+            fields.known(found["cpus"], "cpus")(point["cpu"], f"time.points[{k}].cpu")
+    return found
+
+
+def read(path: Path) -> GateRun:
+    """A kept gate run (results/gate/<machine>/<old>-<new>.json)."""
+    return reading.read(path, check)
+
+
+def write(where: Path, run: dict[str, Any]) -> Path:
+    """A gate run's `time`, `rows`, `shifts`, `cpus` and `onednn` kept at `where`."""
+    return reading.write(where, {reading.KEY: FORMAT, **run}, check)
