@@ -9,9 +9,10 @@ import sys
 import pytest
 
 from tfbench import scenarios, targets
-from tfbench.publish import findings
+from tfbench.publish import articles, findings
+from tfbench.publish.articles import Example
 from tfbench.publish.families import Family
-from tfbench.publish.findings import Example, Literal, finding
+from tfbench.publish.findings import Literal, finding
 from tfbench.publish.results import MachineResults
 from tfbench.units import KiB
 
@@ -25,7 +26,7 @@ FAILS = {
 
 def test_fifteen_examples_each_named_in_the_report():
     assert len(EXAMPLES) == 15
-    named = {f"article.{e.variant}" for a in findings.ARTICLES for e in a.examples}
+    named = {f"article.{e.variant}" for a in articles.ARTICLES for e in a.examples}
     assert named == set(EXAMPLES)
 
 
@@ -114,8 +115,8 @@ def test_adapted_example_computes_what_the_literal_does(scenario, tmp_path):
 
 
 LEAKY = Example("x.ex1", "leaks: the session", "leak", "the session", (
-    findings._v("graphs.Sessions", "with_block", "session"),
-    findings._v("graphs.GraphConstruction", "session_per_iteration", "ops"),
+    articles._v("graphs.Sessions", "with_block", "session"),
+    articles._v("graphs.GraphConstruction", "session_per_iteration", "ops"),
 ))  # fmt: skip
 
 

@@ -51,10 +51,10 @@ def data(leak=(1, 1, 1), times=(0.010, 0.010, 0.010), reasons=None) -> Data:
     return Data(benchmarks, {"box": m}, [])
 
 
-LEAK_CLAIM = claims.Claim("art", "leaky leaks", "fam.Pattern", "leak", {"variant": "'leaky'"})
-FLAT_CLAIM = claims.Claim("art", "leaky is flat", "fam.Pattern", "flat", {"variant": "'leaky'"})
+LEAK_CLAIM = claims.Claim("leaky leaks", "fam.Pattern", "leak", {"variant": "'leaky'"})
+FLAT_CLAIM = claims.Claim("leaky is flat", "fam.Pattern", "flat", {"variant": "'leaky'"})
 SLOWER = claims.Claim(
-    "art", "leaky is slower", "fam.Pattern", "time", {"variant": "'leaky'"}, {"variant": "'fixed'"}
+    "leaky is slower", "fam.Pattern", "time", {"variant": "'leaky'"}, {"variant": "'fixed'"}
 )
 FAMILY = Family("fam.Pattern", NAMES, PARAMS)
 
@@ -78,10 +78,8 @@ def test_garbage_claims_hold_from_a_kib_a_call_and_apart_from_the_leak():
     d.benchmarks[key] = {"params": PARAMS, "param_names": NAMES, "unit": "bytes/iteration"}
     for tag, garbage in zip(TAGS, (176 * 1024, 512, 0)):
         m.values[(key, LEAKY, tag)] = (garbage, None, None)
-    garbage = claims.Claim(
-        "art", "leaves garbage", "fam.Pattern", "garbage", {"variant": "'leaky'"}
-    )
-    none = claims.Claim("art", "leaves none", "fam.Pattern", "no-garbage", {"variant": "'leaky'"})
+    garbage = claims.Claim("leaves garbage", "fam.Pattern", "garbage", {"variant": "'leaky'"})
+    none = claims.Claim("leaves none", "fam.Pattern", "no-garbage", {"variant": "'leaky'"})
     assert holds(garbage, d) == [True, False, False]
     assert holds(none, d) == [False, True, True]
     assert holds(LEAK_CLAIM, d) == [False, False, False]

@@ -21,7 +21,7 @@ from conftest import scratch_asv_conf
 from tfbench.history.releases import label, tracked_versions
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
-from tfbench.publish import assets, changes, claims, results, site
+from tfbench.publish import articles, assets, changes, results, site
 
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
 RELEASES = [f"v{v}" for v in tracked_versions()]
@@ -93,7 +93,7 @@ def test_report_lists_every_scenario_and_verdict(published):
         assert shown in text, scenario_id
     # Every claim has its verdict line on some machine (its family measured there at this
     # version, or failing with a reason); a machine names those it has no data for in one line.
-    for c in claims.CLAIMS:
+    for c in articles.CLAIMS:
         assert f"- [{c.article}] {c.text}: **" in text, c.text
     newest = label(RELEASES[-1])
     assert f"**TRUE** on {newest}" in text and f"**FALSE** on {newest}" in text

@@ -2,7 +2,8 @@
 
 results   asv's results of every machine, named by release tag; unreadable files named
 families  the benchmark families, their grid points and labels
-claims    the seed articles' claims and their verdict per release, with the reason for gaps
+articles  the five articles described once: examples, isolating variants, claims
+claims    a claim's verdict per release, with the reason for gaps
 changes   what changed between adjacent releases (the gate's rules), and the kept gate run
 findings  the articles' examples as written: figures per release, isolating variants, findings
 report    the report computed once, as data: verdicts, changes, articles, families, plots

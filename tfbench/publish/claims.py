@@ -10,7 +10,8 @@ from tfbench.publish.results import MachineResults
 
 @dataclass(frozen=True)
 class Claim:
-    article: str
+    """A claim of an article (tfbench.publish.articles) on catalog points."""
+
     text: str
     family: str
     # "leak": `a` leaks (what it keeps); "flat": `a` does not; "garbage": `a` leaves garbage
@@ -18,143 +19,12 @@ class Claim:
     metric: str
     a: dict[str, str]
     b: dict[str, str] | None = None
+    article: str = ""  # the name of the article it is of, as the report gives it
 
 
-def _p(**params: object) -> dict[str, str]:
+def p(**params: object) -> dict[str, str]:
+    """A point's params as asv's reprs."""
     return {k: repr(v) for k, v in params.items()}
-
-
-CLAIMS = [
-    Claim(
-        "loop memory",
-        "A Python loop of tf.matmul is slower than tf.while_loop in a tf.function",
-        "loops.MatrixPower",
-        "time",
-        _p(variant="python_matmul", gradient="none", size=256),
-        _p(variant="while_loop_function", gradient="none", size=256),
-    ),
-    Claim(
-        "loop memory",
-        "A GradientTape over the loop keeps every product alive (more peak memory)",
-        "loops.MatrixPower",
-        "peak",
-        _p(variant="python_matmul", gradient="tape", size=256),
-        _p(variant="python_matmul", gradient="none", size=256),
-    ),
-    Claim(
-        "loop memory",
-        "NumPy's matrix_power beats a Python loop of tf.matmul",
-        "loops.MatrixPower",
-        "time",
-        _p(variant="python_matmul", gradient="none", size=256),
-        _p(variant="numpy_matrix_power", gradient="none", size=256),
-    ),
-    Claim(
-        "graph construction",
-        "New ops and a Session every iteration leak",
-        "graphs.GraphConstruction",
-        "leak",
-        _p(variant="session_per_iteration", allow_growth="off"),
-    ),
-    Claim(
-        "graph construction",
-        "reset_default_graph each iteration stops the growth",
-        "graphs.GraphConstruction",
-        "flat",
-        _p(variant="reset_default_graph", allow_growth="off"),
-    ),
-    Claim(
-        "graph construction",
-        "Eager ops in a loop, with .numpy() and del, do not grow",
-        "graphs.Eager",
-        "flat",
-        _p(variant="loop"),
-    ),
-    Claim(
-        "graph construction",
-        "A tf.Variable created per iteration under a tape leaks",
-        "graphs.Eager",
-        "leak",
-        _p(variant="variable_per_iteration"),
-    ),
-    Claim(
-        "TF1 sessions",
-        "Sessions kept referenced and never closed leak",
-        "graphs.Sessions",
-        "leak",
-        _p(variant="unclosed", allow_growth="off"),
-    ),
-    Claim(
-        "TF1 sessions",
-        "A `with tf.Session()` block leaves the session open (leaks)",
-        "graphs.Sessions",
-        "leak",
-        _p(variant="with_block", allow_growth="off"),
-    ),
-    Claim(
-        "TF1 sessions",
-        "a = tf.add(a, c) with sess.run every iteration leaks",
-        "graphs.Sessions",
-        "leak",
-        _p(variant="graph_accumulation", allow_growth="off"),
-    ),
-    Claim(
-        "tf.function",
-        "Appending to a Python list in a tf.range loop leaks",
-        "functions.Accumulation",
-        "leak",
-        _p(variant="list_in_tf_range", count=1000),
-    ),
-    Claim(
-        "tf.function",
-        "Retracing on every new Python scalar leaks",
-        "functions.Retracing",
-        "leak",
-        _p(variant="retrace_python_scalar"),
-    ),
-    Claim(
-        "prediction",
-        "model.predict called in a loop leaks",
-        "predict.Prediction",
-        "leak",
-        _p(variant="model_predict"),
-    ),
-    Claim(
-        "prediction",
-        "model.predict called in a loop leaves garbage that only Python's collector frees",
-        "predict.Prediction",
-        "garbage",
-        _p(variant="model_predict"),
-    ),
-    Claim(
-        "prediction",
-        "model(x) called in a loop instead leaves no garbage",
-        "predict.Prediction",
-        "no-garbage",
-        _p(variant="model_call"),
-    ),
-    Claim(
-        "prediction",
-        "tf.random.normal inside call() leaks",
-        "predict.Prediction",
-        "leak",
-        _p(variant="random_noise_model"),
-    ),
-    Claim(
-        "prediction",
-        "Ops built and .eval()'d inside a thread loop leak",
-        "predict.Threads",
-        "leak",
-        _p(variant="new_op_per_run", threads=4),
-    ),
-    Claim(
-        "prediction",
-        "One Session shared by four threads does not grow",
-        "predict.Threads",
-        "flat",
-        _p(variant="shared_session", threads=4),
-    ),
-]
 
 
 @dataclass(frozen=True)

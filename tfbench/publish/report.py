@@ -24,6 +24,7 @@ from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
 from tfbench.pairs.verdict import time_line
 from tfbench.publish import (
+    articles,
     by_cpu,
     chain,
     changes,
@@ -234,7 +235,7 @@ def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Verdict]
 def _machine(data: Data, machine: MachineResults, beside: str | None) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
-    verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in claims.CLAIMS]
+    verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in articles.CLAIMS]
     why: dict[str, str | None] = {}
     if machine.releases:
         newest = machine.releases[-1]
