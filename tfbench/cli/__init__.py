@@ -68,6 +68,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     """The command's arguments, its positionals taken wherever they stand (a range after the
     options, as `tfbench upstream footprint --metric footprint-heap 2.21.0 2.22.0rc0`)."""
     parser, commands = _parsers()
+    if argv[:2] == ["gate", "merge"]:  # a command of two words beside `gate OLD NEW`
+        argv = [gate.MERGE, *argv[2:]]
     if not argv or argv[0] not in commands:
         return parser.parse_args(argv)  # help, or the error naming the commands
     try:

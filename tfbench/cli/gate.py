@@ -22,6 +22,7 @@ READING_S = (0.05, 10.0)  # a reading's timed seconds: a few blocks at least, bo
 
 EXIT_GATE_FAILED = common.EXIT_FAILED
 READER = timing.Reader()  # the options' defaults
+MERGE = "gate merge"  # the command `tfbench gate merge OLD NEW` is (tfbench.cli.parse)
 
 
 def add(sub: Subcommands) -> None:
@@ -30,11 +31,8 @@ def add(sub: Subcommands) -> None:
         help="measure two releases in one session, interleaved, and list what changed "
         "(exit 1 when something got worse)",
     )
-    g.add_argument(
-        "old", help="the release to compare against, e.g. v2.20.0 (`merge OLD NEW`: join shards)"
-    )
+    g.add_argument("old", help="the release to compare against, e.g. v2.20.0")
     g.add_argument("new", help="the release compared, e.g. v2.21.0 (the same tag: A/A check)")
-    g.add_argument("merged", nargs="?", help=argparse.SUPPRESS)  # NEW of `merge OLD NEW`
     g.add_argument("--bench", "-b", help="regular expression of benchmarks, as asv run's")
     g.add_argument(
         "--shard",
@@ -43,22 +41,8 @@ def add(sub: Subcommands) -> None:
         "kept runs, and keep its readings; `tfbench gate merge OLD NEW` joins the N "
         "(docs/gate.md#shards)",
     )
-    g.add_argument("--machine", help="asv machine name (default: this host's)")
-    g.add_argument(
-        "--plant",
-        type=float,
-        default=0.0,
-        metavar="SHARE",
-        help="calibration: the new side's steps do this share more work (CPU-bound, "
-        "e.g. 0.05); the run is not kept",
-    )
+    _kept_options(g)
     _time_options(g)
-    shown = g.add_mutually_exclusive_group()
-    shown.add_argument("--json", action="store_true", help="print the rows as JSON")
-    shown.add_argument(
-        "--markdown", action="store_true", help="print the rows as a Markdown table"
-    )
-    common.add_config(g)
     common.add_environments(g)
     g.add_argument(
         "--interpreter",
@@ -67,6 +51,38 @@ def add(sub: Subcommands) -> None:
         "(for testing a suite whose changes follow the commit)",
     )
     g.set_defaults(run=run)
+    m = sub.add_parser(
+        MERGE,
+        help="join a pair's kept shards (`tfbench gate --shard I/N`) into one gate run, kept "
+        "under --machine (exit 1 when something got worse)",
+    )
+    m.add_argument("old", help="the release the shards compared against, e.g. v2.20.0")
+    m.add_argument("new", help="the release they compared, e.g. v2.21.0")
+    _kept_options(m, "calibration: join the shards read with --plant SHARE; not kept")
+    m.set_defaults(run=merge)
+
+
+def _kept_options(
+    g: argparse.ArgumentParser,
+    plant: str = "calibration: the new side's steps do this share more work (CPU-bound, "
+    "e.g. 0.05); the run is not kept",
+) -> None:
+    """Where a gate is kept and how it is shown: --machine, --plant, --json, --markdown and
+    the configuration (a gate's and a merge's alike)."""
+    g.add_argument("--machine", help="asv machine name (default: this host's)")
+    g.add_argument(
+        "--plant",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help=plant,
+    )
+    shown = g.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the rows as JSON")
+    shown.add_argument(
+        "--markdown", action="store_true", help="print the rows as a Markdown table"
+    )
+    common.add_config(g)
 
 
 def _time_options(g: argparse.ArgumentParser) -> None:
@@ -169,10 +185,6 @@ def run(args: argparse.Namespace) -> int:
     from tfbench.gate import asvruns, calibration, session
     from tfbench.pairs import timing, verdict
 
-    if args.old == "merge":
-        return merge(args)
-    if args.merged:
-        raise common.BadInput(f"unexpected {args.merged!r}: tfbench gate OLD NEW")
     req = request(args)
     if said := calibration.notice(Path(req.conf.results_dir), cpu.identity()):
         common.progress(said)
@@ -214,8 +226,6 @@ def merge(args: argparse.Namespace) -> int:
     from tfbench.gate import calibration, kept
     from tfbench.history.asvconf import load_config
 
-    if not args.merged:
-        raise common.BadInput("tfbench gate merge OLD NEW: two releases")
     config = common.config(args)
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
     try:
@@ -223,7 +233,7 @@ def merge(args: argparse.Namespace) -> int:
         benchmarks = dict(Benchmarks.load(conf))
     except (ValueError, OSError, UserError) as e:
         raise common.BadInput(f"{config}: {e}") from None
-    old, new = _tags(args.new, args.merged)
+    old, new = _tags(args.old, args.new)
     results = Path(conf.results_dir)
     try:
         joined = shards.merge(results, (old, new), args.plant, benchmarks)
