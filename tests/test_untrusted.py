@@ -463,6 +463,33 @@ def test_merge_refuses_kept_files_not_of_their_form_and_renders_write_ups_again(
     assert all(len(line) < 400 for line in err.splitlines())  # one line each
 
 
+def test_the_report_names_each_kept_file_in_no_kinds_place(tmp_path, capsys):
+    """What merge refuses by its place, publish and `tfbench report` name (one rule,
+    tfbench.keptfiles.place); kept files in their places and a bisection's write-ups are not
+    named, and a file of no kind's place is never read."""
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results" / "upstream", results / "upstream")
+    shutil.copy2(ROOT / "results" / "benchmarks.json", results)
+    (results / "gate" / "m").mkdir(parents=True)
+    (results / "gate" / "m" / "notes.md").write_text(SCRIPT)
+    (results / "probes" / NAME_SHELL).mkdir(parents=True)
+    (results / "probes" / NAME_SHELL / "abcdef04-env-cpu.json").write_bytes(b"\xff")
+    (results / "explain" / "v2.21.0.json").parent.mkdir(parents=True)
+    (results / "explain" / "v2.21.0.json").write_text("{}")  # no machine's folder
+    (results / "gate" / "m" / "v2.21.0-v2.22.0rc0.json").symlink_to("/etc/passwd")
+    code = main(["report", "--config", str(scratch_asv_conf(tmp_path, results))])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    named = [line for line in err.splitlines() if "not in its place" in line]
+    assert len(named) == 3, err
+    assert all(line.startswith("tfbench: skipped ") and len(line) < 400 for line in named)
+    assert {"notes.md", "abcdef04-env-cpu.json", "v2.21.0.json"} == {
+        line.split(": not in its place")[0].rpartition("/")[2] for line in named
+    }
+    assert "<script" not in err  # the files are named, never read
+    assert not any(w in err for w in ("issue.md", "repro.py", "plot.png"))  # rendered, not named
+
+
 def test_merge_refuses_two_sources_that_differ_on_a_file_unless_told_which_wins(tmp_path, capsys):
     a, b = shard(tmp_path, "a"), shard(tmp_path, "b")
     other = '{"C": {"k": [{"status": "skipped"}]}, "format": 1}'

@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
+from tfbench import grammar
 from tfbench.grammar import Invalid
 from tfbench.keptfiles import (
     bisection,
@@ -42,8 +43,9 @@ from tfbench.keptfiles.reading import KeptFileError, load, regular
 
 
 class Kind(Protocol):
-    """A kind of kept file as merge, publish and the fuzz tests iterate it: in its folder,
-    under the folder of the machine (or CPU, or history) it belongs to."""
+    """A kind of kept file as merge, publish and the fuzz tests iterate it (place,
+    misplaced): in its folder, under the folder of the machine (or CPU, or history) it
+    belongs to."""
 
     FOLDER: str
     INSIDE: int  # folders between the results and the file
@@ -66,9 +68,55 @@ KINDS: tuple[Kind, ...] = (
 )
 
 
+FOLDERS = sorted({k.FOLDER for k in KINDS})  # kinds that share a folder share its depth
+
+
 def kind_of(folder: str, name: str) -> Kind | None:
     """The kind of a file by its folder under the results and its name, or None."""
     return next((k for k in KINDS if k.FOLDER == folder and k.named(name)), None)
 
 
-__all__ = ["KINDS", "Invalid", "KeptFileError", "Kind", "kind_of", "load", "machine", "regular"]
+def place(folder: str, parts: tuple[str, ...]) -> Kind | str:
+    """The kind of the file at FOLDER/<parts> under the results (FOLDER/<machine>/NAME; a
+    bisection's FOLDER/<machine>/<slug>/NAME), or why it is in no kind's place."""
+    depth = next(k.INSIDE for k in KINDS if k.FOLDER == folder)
+    kind = kind_of(folder, parts[-1])
+    if (
+        len(parts) != depth
+        or not grammar.MACHINE.fullmatch(parts[0])
+        or (depth == 3 and not grammar.SLUG.fullmatch(parts[1]))
+        or kind is None
+    ):
+        report = "<report>/" * (depth == 3)
+        return f"not in its place ({folder}/<machine>/{report}<name of its form>)"
+    return kind
+
+
+def misplaced(results: Path) -> list[str]:
+    """Each regular file under a kind's folder that is in no kind's place, and why (links
+    and what cannot be listed: each reader refuses them where it reads)."""
+    found = []
+    for folder in FOLDERS:
+        for path in sorted((results / folder).rglob("*")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            parts = path.relative_to(results / folder).parts
+            why = place(folder, parts)
+            if isinstance(why, str) and not bisection.rendered(folder, parts):
+                found.append(f"{path}: {why}")
+    return found
+
+
+__all__ = [
+    "FOLDERS",
+    "KINDS",
+    "Invalid",
+    "KeptFileError",
+    "Kind",
+    "kind_of",
+    "load",
+    "machine",
+    "misplaced",
+    "place",
+    "regular",
+]

@@ -20,11 +20,17 @@ FORMAT = 1
 READS: tuple[int, ...] = ()
 FOLDER = "upstream"
 INSIDE = 3  # upstream/<machine>/<slug>/
+RENDERED = ("issue.md", "repro.py", "plot.png")  # beside it, rendered from it, never read
 KINDS = ("step", "drift", "none", "unknown")  # what a bisection concludes
 
 
 def named(name: str) -> bool:
     return name == "bisect.json"
+
+
+def rendered(folder: str, parts: tuple[str, ...]) -> bool:
+    """A write-up beside a bisection (FOLDER/<machine>/<slug>/NAME), rendered from it."""
+    return folder == FOLDER and len(parts) == INSIDE and parts[-1] in RENDERED
 
 
 class Limits(TypedDict):

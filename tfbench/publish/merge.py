@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfbench import escape, grammar, keptfiles, whole
+from tfbench import escape, keptfiles, whole
 from tfbench.nightly import series
 from tfbench.publish.results import readable_files, unsafe_benchmark
 
@@ -46,10 +46,6 @@ class Merged:
     replaced: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # each: the file, and why
     kept_old: Path | None = None  # where the replaced files' old versions are
-
-
-FOLDERS = sorted({k.FOLDER for k in keptfiles.KINDS})  # each under a source, as here
-RENDERED = ("issue.md", "repro.py", "plot.png")  # from a bisect.json, never copied
 
 
 class _Plan:
@@ -124,7 +120,7 @@ class _Plan:
             self._machine(machine_json)
             for path, _ in results:
                 self._add(Path(name) / path.name, path)
-        for folder in FOLDERS:
+        for folder in keptfiles.FOLDERS:
             for path in sorted((source / folder).rglob("*")):
                 if path in links or _under(path, links) or path.is_dir():
                     continue
@@ -134,21 +130,12 @@ class _Plan:
         """A kept file: at FOLDER/<machine>/NAME (upstream: FOLDER/<machine>/<slug>/NAME),
         of a kind's name's form and its reader's (tfbench.keptfiles.KINDS)."""
         parts = path.relative_to(source / folder).parts
-        kind = keptfiles.kind_of(folder, parts[-1])
-        depth = next(k.INSIDE for k in keptfiles.KINDS if k.FOLDER == folder)
-        if folder == keptfiles.bisection.FOLDER and len(parts) == 3 and parts[2] in RENDERED:
+        if keptfiles.bisection.rendered(folder, parts):
             self.skipped.append(f"{path}: rendered again from bisect.json, not copied")
             return
-        if (
-            len(parts) != depth
-            or not grammar.MACHINE.fullmatch(parts[0])
-            or (depth == 3 and not grammar.SLUG.fullmatch(parts[1]))
-            or kind is None
-        ):
-            self.skipped.append(
-                f"{path}: not in its place ({folder}/<machine>/"
-                f"{'<report>/' * (depth == 3)}<name of its form>): skipped"
-            )
+        kind = keptfiles.place(folder, parts)
+        if isinstance(kind, str):
+            self.skipped.append(f"{path}: {kind}: skipped")
             return
         try:
             kind.read(path)

@@ -225,7 +225,8 @@ def _values(result: Results, versions: dict[str, str]):
 
 
 def load(conf: Config) -> Data:
-    """Every machine's results for the release commits; unreadable files are named and skipped."""
+    """Every machine's results for the release commits; unreadable files are named and
+    skipped, and so is each kept file in no kind's place (tfbench.keptfiles.misplaced)."""
     benchmarks, problems = {}, []
     try:
         keptfiles.load(Path(conf.results_dir) / "benchmarks.json")  # regular, bounded, JSON
@@ -244,7 +245,7 @@ def load(conf: Config) -> Data:
     order = {f"v{v}": i for i, v in enumerate(releases.tracked_versions())}
     machines: dict[str, MachineResults] = {}
     files, unreadable = readable_files(Path(conf.results_dir))
-    problems += unreadable
+    problems += unreadable + keptfiles.misplaced(Path(conf.results_dir))
     versions = {k: b["version"] for k, b in benchmarks.items()}
     for machine_json, (name, loaded_files) in files.items():
         found = MachineResults(name, cpu=keptfiles.machine.read(machine_json)["cpu"])
