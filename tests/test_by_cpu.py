@@ -37,7 +37,7 @@ def _run(results, machine: str, identity: dict | None, points: list[dict], rows=
 def _row(name: str, ratio: float) -> Change:
     evidence = {"rule": "time", "ratio": ratio, "low": ratio * 0.99, "high": ratio * 1.01,
                 "pairs": 8, "margin": 0.02, "level": 0.98,
-                "before": 1e-3, "after": ratio * 1e-3}  # fmt: skip
+                "old": 1e-3, "new": ratio * 1e-3}  # fmt: skip
     direction = "worse" if ratio > 1 else "better"
     return Change(f"m.C.time_step('{name}')", "m.C.time_step", {"variant": f"'{name}'"},
                   "time_step", direction, 1e-3, ratio * 1e-3, "seconds", evidence)  # fmt: skip

@@ -81,9 +81,9 @@ def test_a_time_row_moves_the_old_side_by_the_pairs_not_by_the_new_sides_median(
     timed = verdict.Timed(point, 0.02, logs=[math.log(1.05) + i / 1e4 for i in range(8)])
     timed.readings = [(reply(a), reply(b)) for a, b in zip(old, new)]
     (row,) = rules.time_rows(BENCH, {point: timed}, {point: "cpu-x"})
-    assert row.direction == "worse" and row.before == pytest.approx(2e-3)
-    assert row.after == pytest.approx(row.before * timed.verdict.ratio) and row.after > row.before
-    assert row.evidence["after"] == row.after and row.evidence["cpu"] == "cpu-x"
+    assert row.direction == "worse" and row.old == pytest.approx(2e-3)
+    assert row.new == pytest.approx(row.old * timed.verdict.ratio) and row.new > row.old
+    assert row.evidence["new"] == row.new and row.evidence["cpu"] == "cpu-x"
 
 
 def test_memory_needs_ranges_apart_by_the_floor_not_a_ratio():
@@ -91,7 +91,7 @@ def test_memory_needs_ranges_apart_by_the_floor_not_a_ratio():
     assert found("m.CCosts.track_peak_increase", *near_zero) == []
     assert found("m.CCosts.track_peak_increase", [[10 * MiB]], [[10.9 * MiB]]) == []
     (row,) = found("m.CCosts.track_peak_increase", [[10 * MiB, 11 * MiB]], [[27 * MiB]])
-    assert row.direction == "worse" and row.after == 27 * MiB
+    assert row.direction == "worse" and row.new == 27 * MiB
     overlapping = [[10 * MiB, 30 * MiB]], [[27 * MiB, 29 * MiB]]
     assert found("m.CCosts.track_peak_increase", *overlapping) == []
 
@@ -164,7 +164,7 @@ def test_counts_change_when_their_ranges_part():
 
 def test_a_pattern_that_stops_running_counts():
     (row,) = found("m.C.peakmem_step", [[500 * MiB], [501 * MiB]], [[None], [None]])
-    assert row.direction == "worse" and row.after is None and "boom" in row.told
+    assert row.direction == "worse" and row.new is None and "boom" in row.told
     assert found("m.C.peakmem_step", [[None], [None]], [[500 * MiB]] * 2)[0].direction == "better"
     # measured in one run of a side only: flaky, not a change
     assert found("m.C.peakmem_step", [[500 * MiB], [None]], [[None], [None]]) == []
@@ -172,7 +172,7 @@ def test_a_pattern_that_stops_running_counts():
 
 def test_rows_as_json_carry_what_the_issue_names():
     (row,) = found("m.CCosts.track_leak", [[0.0]], [[1.0]])
-    assert set(row.as_json()) >= {"benchmark", "params", "metric", "direction", "before", "after"}
+    assert set(row.as_json()) >= {"benchmark", "params", "metric", "direction", "old", "new"}
     assert row.as_json()["params"] == {"variant": "x"}
 
 
@@ -271,8 +271,8 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
     # +3% of what a step keeps is a row of its own: retained bytes, and nothing else
     assert [m for v, m in worse if v == "kept"] == ["track_retained_per_iteration"], rows
     (kept,) = [r for r in rows if r["params"]["variant"] == "kept"]
-    assert kept["before"] == pytest.approx(64 * KiB, rel=0.01)
-    assert kept["after"] == pytest.approx(66 * KiB, rel=0.01)
+    assert kept["old"] == pytest.approx(64 * KiB, rel=0.01)
+    assert kept["new"] == pytest.approx(66 * KiB, rel=0.01)
     # read at its size although the probe forks from asv's process, whose heap holds
     # resident free chunks (the baseline comes after malloc_trim)
     (growth,) = [
@@ -280,13 +280,13 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
         for r in rows
         if r["metric"] == "track_growth_per_iteration" and r["params"]["variant"] == "leak"
     ]
-    assert growth["after"] == pytest.approx(64 * KiB, rel=0.05) and growth["before"] < 4 * KiB
+    assert growth["new"] == pytest.approx(64 * KiB, rel=0.05) and growth["old"] < 4 * KiB
     (peak,) = [
         r
         for r in rows
         if r["metric"] == "track_peak_increase" and r["params"]["variant"] == "peak"
     ]
-    assert abs(peak["after"] - 16 * MiB) <= MiB
+    assert abs(peak["new"] - 16 * MiB) <= MiB
     assert not [r for r in rows if r["direction"] == "better"], rows
     assert [m for v, m in worse if v == "slow"] == ["time_step"], rows
     # (the leak's and the peak's steps do more work too: their time may rise, never fall)
@@ -359,7 +359,7 @@ def test_gate_finds_the_real_change_in_model_predict(capsys):
     assert [(r["params"]["variant"], r["direction"]) for r in rows] == [
         ("model_predict", "better")
     ]
-    assert rows[0]["before"] > 150 * KiB and rows[0]["after"] < 100 * KiB
+    assert rows[0]["old"] > 150 * KiB and rows[0]["new"] < 100 * KiB
     assert code == 0  # better only: nothing to stop a release for
     runs = ROOT / ".asv" / "gate" / "v2.14.1-v2.15.1"
     kept = [
@@ -454,19 +454,18 @@ def test_evidence_is_data_told_in_a_sentence_with_units():
     assert row.evidence == {
         "rule": "apart",
         "figure": "peak increase",
-        "before": [10 * MiB, 11 * MiB],
-        "after": [27 * MiB, 27 * MiB],
+        "old": [10 * MiB, 11 * MiB],
+        "new": [27 * MiB, 27 * MiB],
         "floor": pytest.approx(1.35 * MiB),
         "readings": [2, 1],
     }
     assert row.told == (
-        "peak increase 10-11 MiB -> 27 MiB, apart by more than 1.35 MiB "
-        "(2 readings before, 1 after)"
+        "peak increase 10-11 MiB -> 27 MiB, apart by more than 1.35 MiB (2 readings old, 1 new)"
     )
     (row,) = found("m.CCosts.track_graph_ops", [[5.0, 5.0]], [[7.0, 7.0]])
     assert row.told.startswith("graph operations 5 operations -> 7 operations")
     timed = {"rule": "time", "ratio": 1.057, "low": 1.041, "high": 1.072, "pairs": 8}
-    timed |= {"margin": 0.02, "level": 0.95, "before": 0.006, "after": 0.00634}
+    timed |= {"margin": 0.02, "level": 0.95, "old": 0.006, "new": 0.00634}
     assert rules.told(timed, "seconds") == (
         "time 6 ms -> 6.34 ms (x1.057, 95% interval x1.041-x1.072, beyond the margin of 2%; "
         "8 pairs of processes, read in turn)"

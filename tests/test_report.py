@@ -128,7 +128,7 @@ def test_what_changed_lists_a_new_failure():
         if tag == "v1.2.0":
             m.sides[tag].add((key, combo), None if combo == FIXED else value, "error: boom")
     items = changes.history_changes(d, m)[1].items
-    assert {(i.row.direction, i.row.after) for i in items} == {("worse", None)}
+    assert {(i.row.direction, i.row.new) for i in items} == {("worse", None)}
     assert {i.row.params["variant"] for i in items} == {"'fixed'"}
 
 

@@ -17,6 +17,7 @@ from tfbench.gate import kept, shards
 from tfbench.gate.readings import Side
 from tfbench.gate.session import Measured
 from tfbench.pairs import timing, verdict
+from tfbench.paths import ROOT
 from tfbench.units import MiB
 
 VALUES = ["'a'", "'b'", "'c'", "'d'", "'e'", "'f'"]
@@ -122,7 +123,7 @@ def _measured(share: list, apart: bool) -> Measured:
             ratio = 1.05 if combo[0] == "'b'" else 1.0
             logs = [math.log(ratio) + (k - 4) / 2000 for k in range(9)]
             timed[(name, combo)] = verdict.Timed((name, combo), 0.02, logs=logs)
-            timed[(name, combo)].kept_before = 1e-3
+            timed[(name, combo)].kept_old = 1e-3
     return Measured(SUITE, before, after, 60.0, [], timed)
 
 
@@ -174,10 +175,10 @@ def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(
     where = shards.write(
         tmp_path, "a", PAIR, (1, 2), tuple(plan[0]), measured, read_on, 0.0, timing.Reader()
     )
-    kept_points = {p for p, *_ in keptfiles.gate_shard.read(where)["before"]}
+    kept_points = {p for p, *_ in keptfiles.gate_shard.read(where)["old"]}
     assert kept_points and all(shards.unit_of(p) in plan[0] for p in kept_points)
     data = json.loads(where.read_text())
-    data["sides"]["before"].append(["m.CCosts.track_leak", list(other), [], ["x"]])
+    data["sides"]["old"].append(["m.CCosts.track_leak", list(other), [], ["x"]])
     where.write_text(json.dumps(data))
     _keep(tmp_path, plan[1], (2, 2), "b", HERE)
     with pytest.raises(shards.ShardError, match="holds readings of m.CCosts.track_leak"):
@@ -221,9 +222,9 @@ def test_a_planted_gate_in_shards_is_joined_apart_from_the_pair_and_not_kept(tmp
     [
         (lambda d: d.update(shard=[3, 2]), "shard"),
         (lambda d: d.update(cpus={}), "cpus"),
-        (lambda d: d["times"][0][2].update(before=-1.0), "times[0][2].before"),
+        (lambda d: d["times"][0][2].update(old=-1.0), "times[0][2].old"),
         (lambda d: d["units"][0].__setitem__(0, "disk"), "units[0][0]"),
-        (lambda d: d["sides"]["before"][0][2].append(["x"]), "sides.before[0][2]"),
+        (lambda d: d["sides"]["old"][0][2].append(["x"]), "sides.old[0][2]"),
         (lambda d: d["reader"].pop("margin"), "reader.margin"),
     ],
 )
@@ -253,3 +254,29 @@ def test_the_command_merges_the_kept_shards_and_keeps_one_gate(tmp_path, capsys)
     with pytest.raises(SystemExit) as one_release:  # argparse's usage line, exit 2
         main(["gate", "merge", "v2.21.0", "--config", str(config)])
     assert one_release.value.code == 2
+
+
+def test_kept_gate_runs_and_shards_of_the_older_formats_read_with_their_sides_old_and_new():
+    """Gate runs of format 2 and shards of format 1 named the sides before and after: each
+    committed one reads as the current format names them, every figure where it was."""
+    gate = ROOT / "results" / "gate"
+    runs = [p for p in gate.glob("*/*.json") if keptfiles.gate_run.named(p.name)]
+    held = [p for p in gate.glob("*/*.json") if keptfiles.gate_shard.named(p.name)]
+    assert runs and held
+    for path in runs:
+        raw = json.loads(path.read_text())
+        assert raw["format"] == 2
+        rows = raw["rows"] + [r for s in raw["shifts"] for r in s["rows"]]
+        read = keptfiles.gate_run.read(path)
+        for was, now in zip(rows, read["rows"] + [r for s in read["shifts"] for r in s["rows"]]):
+            assert (now["old"], now["new"]) == (was["before"], was["after"]), path
+            evidence = {keptfiles.fields.FORMERLY.get(k, k): v for k, v in was["evidence"].items()}
+            if evidence["rule"] == "status":
+                evidence["side"] = keptfiles.fields.FORMERLY[evidence["side"]]
+            assert {k: now["evidence"][k] for k in evidence} == evidence, path
+    for path in held:
+        raw = json.loads(path.read_text())
+        assert raw["format"] == 1
+        read = keptfiles.gate_shard.read(path)
+        assert len(read["old"]) == len(raw["sides"]["before"]) and read["new"]
+        assert [t[2] for t in read["times"]] == [t[2].get("before") for t in raw["times"]]

@@ -47,7 +47,7 @@ def test_a_shift_plus_one_outlier_keeps_the_outlier():
     found, rows = shifts.common_shifts(BENCH, side(BASE), side(after))
     assert [s.amount for s in found] == [8.5 * MiB]
     (row,) = rows
-    assert (row.name, row.direction, row.after) == ("m.C3.peakmem_step", "worse", after[3])
+    assert (row.name, row.direction, row.new) == ("m.C3.peakmem_step", "worse", after[3])
     assert "less the common +8.5 MiB" in row.told and row.evidence["less"] == "+8.5 MiB"
     # a point that did not move while the rest did differs from the shift too
     still = [v + 8.5 * MiB for v in BASE]

@@ -285,14 +285,14 @@ def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection
         "params": params,
         "metric": "track_retained_per_iteration",
         "direction": "worse",
-        "before": 20400.0,
-        "after": 46000.0,
+        "old": 20400.0,
+        "new": 46000.0,
         "unit": "bytes/iteration",
         "evidence": {
             "rule": "apart",
             "figure": "retained",
-            "before": [20400.0, 20400.0],
-            "after": [46000.0, 46000.0],
+            "old": [20400.0, 20400.0],
+            "new": [46000.0, 46000.0],
             "floor": 1024,
             "readings": [5, 5],
         },
@@ -301,7 +301,7 @@ def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection
     gate.parent.mkdir(parents=True)
     time = {"design": "interleaved", "margin": 0.02, "pairs": [8, 14], "seconds": 0.2}
     time |= {"skipped": 0, "different": 0, "same": 81, "unknown": []}
-    gate.write_text(json.dumps({"format": 2, "time": time, "rows": [row], "shifts": []}))
+    gate.write_text(json.dumps({"format": 3, "time": time, "rows": [row], "shifts": []}))
     target = ScenarioTarget(
         "loop.python_matmul", {k: v for k, v in params.items() if k != "variant"}
     )

@@ -51,9 +51,7 @@ def main() -> int:
             for old, new in (("v1.0.0", "v1.0.1"), ("v1.0.0", "v1.0.0")):
                 rows, seconds = gate(project, old, new)
                 kept = [r for r in rows if r["params"].get("variant") == "kept"]
-                figures = ", ".join(
-                    f"{r['before'] / KiB:.1f} -> {r['after'] / KiB:.1f}" for r in kept
-                )
+                figures = ", ".join(f"{r['old'] / KiB:.1f} -> {r['new'] / KiB:.1f}" for r in kept)
                 names = ", ".join(f"{r['metric']} {r['direction']}" for r in kept) or "none"
                 print(
                     f"| {n}: {old} {new} | {names} | {figures or '-'} | {len(rows)} "

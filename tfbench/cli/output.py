@@ -209,13 +209,13 @@ def gate_markdown(
         return head + said + "\nNo change beyond the floors.\n"
     lines = [
         head + said,
-        "| | point | metric | before | after | evidence |",
+        "| | point | metric | old | new | evidence |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:
-        before, after = (format_value(v, r.unit) for v in (r.before, r.after))
+        was, now = (format_value(v, r.unit) for v in (r.old, r.new))
         md = escape.markdown
-        cells = [r.direction, escape.code(r.name), md(r.metric), before, after, md(r.told)]
+        cells = [r.direction, escape.code(r.name), md(r.metric), was, now, md(r.told)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -230,8 +230,8 @@ def gate(
         return "\n".join([f"{old} -> {new}: no change beyond the floors", *said])
     out = [f"{old} -> {new}: {len(rows)} change(s)", *said]
     for r in rows:
-        before, after = (format_value(v, r.unit) for v in (r.before, r.after))
-        out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {before} -> {after}")
+        was, now = (format_value(v, r.unit) for v in (r.old, r.new))
+        out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {was} -> {now}")
         out.append(f"         {r.told}")
     return "\n".join(out)
 

@@ -75,8 +75,8 @@ def worse_rows(run: keptfiles.gate_run.GateRun) -> list[GateRow]:
     order = {f.method: k for k, f in enumerate(figures.FIGURES) if f.bisect}
 
     def change(row: GateRow) -> float:
-        before, after = row["before"] or 0.0, row["after"] or 0.0
-        return abs(after - before) / max(abs(before), 1e-12)
+        old, new = row["old"] or 0.0, row["new"] or 0.0
+        return abs(new - old) / max(abs(old), 1e-12)
 
     found = [r for r in run["rows"] if r["direction"] == "worse" and r["metric"] in order]
     return sorted(found, key=lambda r: (order[r["metric"]], -change(r)))

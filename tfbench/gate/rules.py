@@ -42,8 +42,8 @@ class Change:
     params: dict[str, str]  # asv's form: repr of each value
     metric: str  # the benchmark's method: time_step, track_growth_per_iteration, ...
     direction: str  # worse | better | rss only (RSS_ONLY)
-    before: float | None  # the median of the side's readings; None: no reading
-    after: float | None
+    old: float | None  # the median of the side's readings; None: no reading
+    new: float | None
     unit: str
     evidence: dict[str, Any]  # which rule fired, on what (`told` puts it in words)
 
@@ -57,8 +57,8 @@ class Change:
             "params": {k: ast.literal_eval(v) for k, v in self.params.items()},
             "metric": self.metric,
             "direction": self.direction,
-            "before": self.before,
-            "after": self.after,
+            "old": self.old,
+            "new": self.new,
             "unit": self.unit,
             "evidence": self.evidence,
         }
@@ -81,8 +81,8 @@ def _apart(floor: Callable[[list[float]], float], what: str) -> Callable[..., Fo
         return sign, {
             "rule": "apart",
             "figure": what,
-            "before": [min(a), max(a)],
-            "after": [min(b), max(b)],
+            "old": [min(a), max(a)],
+            "new": [min(b), max(b)],
             "floor": gap,
             "readings": [len(a), len(b)],
         }
@@ -96,8 +96,8 @@ def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:
         return None
     return (1 if b[0] > a[0] else -1), {
         "rule": "flip",
-        "before": bool(a[0]),
-        "after": bool(b[0]),
+        "old": bool(a[0]),
+        "new": bool(b[0]),
         "readings": [len(a), len(b)],
     }
 
@@ -108,23 +108,23 @@ def told(evidence: dict[str, Any], unit: str) -> str:
     if rule == "apart":
         a, b = evidence["readings"]
         text = (
-            f"{evidence['figure']} {_span(evidence['before'], unit)} -> "
-            f"{_span(evidence['after'], unit)}, apart by more than "
+            f"{evidence['figure']} {_span(evidence['old'], unit)} -> "
+            f"{_span(evidence['new'], unit)}, apart by more than "
             f"{format_value(evidence['floor'], unit)} ({_readings(a, b)})"
         )
     elif rule == "flip":
         word = {False: "flat", True: "leak"}
         a, b = evidence["readings"]
         text = (
-            f"leak verdict {word[evidence['before']]} -> {word[evidence['after']]}, "
+            f"leak verdict {word[evidence['old']]} -> {word[evidence['new']]}, "
             f"unanimous ({a} and {b} readings)"
         )
     elif rule == "status":
-        text = f"no reading {evidence['side']}: {evidence['why']}"
+        text = f"no reading on the {evidence['side']} side: {evidence['why']}"
     else:  # time: the time reader's verdict
         text = (
-            f"time {format_value(evidence['before'], unit)} -> "
-            f"{format_value(evidence['after'], unit)} (x{evidence['ratio']:.3f}, "
+            f"time {format_value(evidence['old'], unit)} -> "
+            f"{format_value(evidence['new'], unit)} (x{evidence['ratio']:.3f}, "
             f"{evidence['level']:.0%} interval "
             f"x{evidence['low']:.3f}-x{evidence['high']:.3f}, beyond the margin of "
             f"{evidence['margin']:.0%}; {evidence['pairs']} pairs of processes, read in turn"
@@ -150,7 +150,7 @@ def _span(values: list[float], unit: str) -> str:
 
 
 def _readings(a: int, b: int) -> str:
-    return f"{a} reading{'s' * (a != 1)} before, {b} after"
+    return f"{a} reading{'s' * (a != 1)} old, {b} new"
 
 
 def memory_screened(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Point]:
@@ -219,9 +219,9 @@ def _status(point: Point, a: Side, b: Side) -> Found:
     a_has, b_has = point in a.runs, point in b.runs
     a_all, b_all = a_has and point not in a.missing, b_has and point not in b.missing
     if a_all and not b_has and point in b.missing:
-        return 1, {"rule": "status", "side": "after", "why": b.missing[point][0]}
+        return 1, {"rule": "status", "side": "new", "why": b.missing[point][0]}
     if b_all and not a_has and point in a.missing:
-        return -1, {"rule": "status", "side": "before", "why": a.missing[point][0]}
+        return -1, {"rule": "status", "side": "old", "why": a.missing[point][0]}
     return None
 
 
@@ -243,7 +243,7 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
         if found is None:
             continue
         sign, evidence = found
-        before, after = (
+        old, new = (
             statistics.median(s.values(point)) if point in s.runs else None for s in (a, b)
         )
         rows.append(
@@ -253,8 +253,8 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
                 dict(zip(bench["param_names"], combo)),
                 method,
                 "worse" if sign > 0 else "better",
-                before,
-                after,
+                old,
+                new,
                 bench.get("unit") or "",
                 evidence,
             )
@@ -265,8 +265,8 @@ def compare(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Change]:
 def time_rows(
     benchmarks: dict[str, dict], timed: dict[Point, verdict.Timed], cpu_of: Mapping[Point, str]
 ) -> list[Change]:
-    """The time reader's DIFFERENT points as rows: before the old side's median reading,
-    after that moved by the pairs' estimate, the evidence its verdict. The new side's own
+    """The time reader's DIFFERENT points as rows: old the old side's median reading, new
+    that moved by the pairs' estimate, the evidence its verdict. The new side's own
     median is not shown: its readings met the machine at other speeds than the old side's,
     so the two medians can even part the other way (docs/gate.md)."""
     rows = []
@@ -274,15 +274,15 @@ def time_rows(
         bench, found = benchmarks.get(point[0]), read.verdict
         if bench is None or found.answer != verdict.DIFFERENT or found.ratio is None:
             continue
-        before = read.before
-        if before is None:
+        old = read.old
+        if old is None:
             continue
-        after = before * found.ratio
+        new = old * found.ratio
         evidence = {"rule": "time", "ratio": found.ratio, "low": found.low, "high": found.high}
         evidence |= {"pairs": found.pairs, "margin": read.margin, "level": found.level}
         evidence["cpu"] = cpu_of[point]  # a time change is a fact about one CPU
-        evidence["before"] = before
-        evidence["after"] = after
+        evidence["old"] = old
+        evidence["new"] = new
         rows.append(
             Change(
                 point_name(point),
@@ -290,8 +290,8 @@ def time_rows(
                 dict(zip(bench["param_names"], point[1])),
                 point[0].rpartition(".")[2],
                 "worse" if found.ratio > 1 else "better",
-                before,
-                after,
+                old,
+                new,
                 bench.get("unit") or "seconds",
                 evidence,
             )

@@ -27,9 +27,10 @@ from typing import Any, Protocol
 from tfbench import figures
 from tfbench.gate import readings, rules
 from tfbench.gate.readings import Point, Side
+from tfbench.keptfiles import fields
 from tfbench.pairs.verdict import Timed
 
-SIDES = ("old", "new")
+SIDES = fields.SIDES  # as kept files name them
 KINDS = ("memory", "time")
 
 Say = Callable[[str], None]

@@ -191,11 +191,11 @@ def write(
         "units": [[kind, name, list(combo)] for kind, name, combo in units],
         **read_on,
         "sides": {
-            "before": _side(measured.old, set(units)),
-            "after": _side(measured.new, set(units)),
+            "old": _side(measured.old, set(units)),
+            "new": _side(measured.new, set(units)),
         },
         "times": [
-            [b, list(c), {"logs": t.logs, "before": t.before, "skipped": t.skipped}]
+            [b, list(c), {"logs": t.logs, "old": t.old, "skipped": t.skipped}]
             for (b, c), t in sorted(measured.timed.items())
         ],
     }
@@ -241,7 +241,7 @@ def merge(
     old, new, timed, cpu_of = Side(), Side(), {}, {}
     for shard in read:
         (cpu_id,) = shard["cpus"]
-        for side, readings in ((old, shard["before"]), (new, shard["after"])):
+        for side, readings in ((old, shard["old"]), (new, shard["new"])):
             for point, runs, missing in readings:  # as Side.add keeps them: none empty
                 if runs:
                     side.runs[point] = runs
@@ -249,9 +249,7 @@ def merge(
                     side.missing[point] = missing
         for point, logs, was, skipped in shard["times"]:
             margin = shard["reader"]["margin"]
-            timed[point] = verdict.Timed(
-                point, margin, logs=logs, skipped=skipped, kept_before=was
-            )
+            timed[point] = verdict.Timed(point, margin, logs=logs, skipped=skipped, kept_old=was)
             cpu_of[point] = cpu_id
     rows, differing = kept.conclude(benchmarks, old, new, timed, cpu_of)
     reader = timing.Reader(**{k: v for k, v in read[0]["reader"].items() if k != "level"})
@@ -279,7 +277,7 @@ def _whole(
         raise ShardError("the shards were read by readers set another way (their `reader`)")
     for where, shard in zip(paths, read):
         share = set(shard["units"])
-        outside = [p for p, _, _ in shard["before"] + shard["after"] if unit_of(p) not in share]
+        outside = [p for p, _, _ in shard["old"] + shard["new"] if unit_of(p) not in share]
         outside += [p for p, *_ in shard["times"] if (TIME, *p) not in share]
         if outside:
             name, combo = outside[0]

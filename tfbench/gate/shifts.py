@@ -71,11 +71,11 @@ def _family(benchmark: str) -> str:
 
 
 def _moves(a: Side, b: Side, points: list[Point], ratio: bool) -> dict[Point, float]:
-    before = {p: statistics.median(a.values(p)) for p in points}
-    after = {p: statistics.median(b.values(p)) for p in points}
+    old = {p: statistics.median(a.values(p)) for p in points}
+    new = {p: statistics.median(b.values(p)) for p in points}
     if ratio:
-        return {p: after[p] / before[p] for p in points if before[p] > 0}
-    return {p: after[p] - before[p] for p in points}
+        return {p: new[p] / old[p] for p in points if old[p] > 0}
+    return {p: new[p] - old[p] for p in points}
 
 
 def _common(moves: dict[Point, float], ratio: bool, floor: float) -> tuple[float, int] | None:
@@ -160,7 +160,7 @@ def common_shifts(
         if shift is None:
             continue
         point = _point(r)
-        after = statistics.median(b.values(point)) if point in b.runs else None
+        new = statistics.median(b.values(point)) if point in b.runs else None
         evidence = dict(r.evidence, less=shift.move)
-        kept.append(dataclasses.replace(r, after=after, evidence=evidence))
+        kept.append(dataclasses.replace(r, new=new, evidence=evidence))
     return shifts, sorted(kept, key=lambda r: (r.direction != "worse", r.name))

@@ -15,6 +15,8 @@ from tfbench.measure.record import FOOTPRINT, STATUSES
 
 ANSWERS = ("different", "same", "unknown", "skipped")  # two builds' times compared
 DESIGNS = ("interleaved", "turns", "duet", "duet-unpinned")  # how the time reader read
+SIDES = ("old", "new")  # a gate's two releases, as every kept file names them
+FORMERLY = {"before": "old", "after": "new"}  # as gate runs and shards named them first
 
 # -- the CPU a file's figures were read on (tfbench.cpu) ----------------------------------
 
@@ -250,7 +252,7 @@ def pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]
     def pair(value: Any, where: str) -> list[Any]:
         found = grammar.each(value, where, check)
         if len(found) != 2:
-            raise Invalid(where, f"{len(found)} values where a pair (before, after) is")
+            raise Invalid(where, f"{len(found)} values where a pair is")
         return found
 
     return pair

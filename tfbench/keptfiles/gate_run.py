@@ -1,10 +1,11 @@
 """A whole-suite gate run kept for the report: results/gate/<machine>/<old>-<new>.json,
-{"format": 2, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
+{"format": 3, "time": what the time reader did (tfbench.pairs.timing.summary: its unknown
 points named, every point's estimate), "rows": [each change, its evidence as data],
 "shifts": [each common-mode shift, with "rows": the points that differ from it]
 (tfbench.gate.shifts), "cpus": {id: a CPU that read it (tfbench.cpu)}, "onednn": {id: {side:
 the ISA its oneDNN detected}}; each time point names its CPU's id (tfbench.gate.kept makes
-it)."""
+it). A row's and its evidence's figures of the two sides are `old` and `new`; format 2 named
+them `before` and `after`, and reads as format 3."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from tfbench import cpu, grammar
 from tfbench.grammar import Invalid, field, optional
 from tfbench.keptfiles import fields, reading
 
-FORMAT = 2  # 2: evidence as data, time's summary
-READS: tuple[int, ...] = ()
+FORMAT = 3  # 2: evidence as data, time's summary; 3: the sides old and new
+READS = (2,)  # its sides before and after: read as old and new
 FOLDER = "gate"
 INSIDE = 2  # gate/<machine>/
 NAME = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}" r"\.json")
@@ -38,8 +39,8 @@ class GateRow(TypedDict):
     params: dict[str, Any]  # each value as asv's param (a plain string, a number)
     metric: str
     direction: str
-    before: float | None
-    after: float | None
+    old: float | None
+    new: float | None
     unit: str
     evidence: dict[str, Any]  # which rule, on what (tfbench.gate.rules.told)
 
@@ -66,19 +67,19 @@ class GateRun(TypedDict):
 EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
     "apart": {
         "figure": grammar.text,
-        "before": fields.pair_of(grammar.number),
-        "after": fields.pair_of(grammar.number),
+        "old": fields.pair_of(grammar.number),
+        "new": fields.pair_of(grammar.number),
         "floor": grammar.number,
         "readings": fields.pair_of(grammar.integer),
     },
     "flip": {
-        "before": grammar.boolean,
-        "after": grammar.boolean,
+        "old": grammar.boolean,
+        "new": grammar.boolean,
         "readings": fields.pair_of(grammar.integer),
     },
-    "status": {"side": grammar.one_of(("before", "after")), "why": grammar.text},
+    "status": {"side": grammar.one_of(fields.SIDES), "why": grammar.text},
     "time": {
-        **dict.fromkeys(("ratio", "low", "high", "margin", "before", "after"), grammar.number),
+        **dict.fromkeys(("ratio", "low", "high", "margin", *fields.SIDES), grammar.number),
         "pairs": grammar.integer,
     },
 }
@@ -143,8 +144,8 @@ def _row(value: Any, where: str) -> GateRow:
         ),
         metric=field(data, "metric", grammar.identifier, where),
         direction=field(data, "direction", grammar.one_of(DIRECTIONS), where),
-        before=field(data, "before", optional(grammar.number), where),
-        after=field(data, "after", optional(grammar.number), where),
+        old=field(data, "old", optional(grammar.number), where),
+        new=field(data, "new", optional(grammar.number), where),
         unit=field(data, "unit", grammar.text, where),
         evidence=field(data, "evidence", _evidence, where),
     )
@@ -171,9 +172,39 @@ def _shift(value: Any, where: str) -> GateShift:
     )
 
 
+def _sides_renamed(row: Any) -> Any:
+    """A format 2 row as format 3 names it: its sides' figures, and its evidence's, `old` and
+    `new` (whatever is not of its form stays, for the check to name)."""
+    if not isinstance(row, dict):
+        return row
+    found = {fields.FORMERLY.get(k, k): v for k, v in row.items()}
+    evidence = found.get("evidence")
+    if isinstance(evidence, dict):
+        evidence = {fields.FORMERLY.get(k, k): v for k, v in evidence.items()}
+        if evidence.get("rule") == "status" and isinstance(evidence.get("side"), str):
+            evidence["side"] = fields.FORMERLY.get(evidence["side"], evidence["side"])
+        found["evidence"] = evidence
+    return found
+
+
+def _format_2(data: dict[str, Any]) -> dict[str, Any]:
+    found = dict(data)
+    if isinstance(data.get("rows"), list):
+        found["rows"] = [_sides_renamed(r) for r in data["rows"]]
+    if isinstance(data.get("shifts"), list):
+        found["shifts"] = [
+            dict(s, rows=[_sides_renamed(r) for r in s["rows"]])
+            if isinstance(s, dict) and isinstance(s.get("rows"), list)
+            else s
+            for s in data["shifts"]
+        ]
+    return found
+
+
 def check(value: Any) -> GateRun:
     data = grammar.obj(value, "")
-    reading.format_of(data, FORMAT)
+    if reading.format_of(data, FORMAT, *READS) == 2:
+        data = _format_2(data)
     found = GateRun(
         time=field(data, "time", _time_summary),
         rows=field(data, "rows", _rows),
@@ -184,7 +215,7 @@ def check(value: Any) -> GateRun:
             "onednn",
             fields.known(data.get("cpus", {}), "cpus"),
             lambda v, f: grammar.mapping(
-                v, f, grammar.one_of(("old", "new")), optional(grammar.machine_text)
+                v, f, grammar.one_of(fields.SIDES), optional(grammar.machine_text)
             ),
         ),
     )

@@ -1,7 +1,8 @@
 """A shard of a gate (`tfbench gate --shard I/N`, tfbench.gate.shards makes it):
 results/gate/<machine>/<old>-<new>[.plant-S].shard-I-of-N.json, its share's readings of both
-sides, every time point's pairs, and the one CPU that read them; `tfbench gate merge` joins
-N of them into a gate run."""
+sides (`old` and `new`), every time point's pairs, and the one CPU that read them; `tfbench
+gate merge` joins N of them into a gate run. Format 1 named the sides `before` and `after`,
+and reads as format 2."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from tfbench import cpu, grammar
 from tfbench.grammar import Invalid, field, optional
 from tfbench.keptfiles import fields, reading
 
-FORMAT = 1
-READS: tuple[int, ...] = ()
+FORMAT = 2  # 2: the sides old and new
+READS = (1,)  # its sides before and after: read as old and new
 FOLDER = "gate"  # beside the gate runs
 INSIDE = 2  # gate/<machine>/
 NAME = re.compile(
@@ -51,8 +52,8 @@ class GateShard(TypedDict):
     units: list[tuple[str, str, tuple[str, ...]]]  # its share (tfbench.gate.shards.Unit)
     cpus: dict[str, cpu.Identity]  # the one CPU that read it
     onednn: dict[str, dict[str, str | None]]
-    before: list[tuple[ShardPoint, list[list[float]], list[str]]]  # point, runs, why missing
-    after: list[tuple[ShardPoint, list[list[float]], list[str]]]
+    old: list[tuple[ShardPoint, list[list[float]], list[str]]]  # point, runs, why missing
+    new: list[tuple[ShardPoint, list[list[float]], list[str]]]
     times: list[ShardTime]
 
 
@@ -69,19 +70,19 @@ def _readings(value: Any, where: str) -> tuple[ShardPoint, list[list[float]], li
     return (grammar.dotted(data[0], f"{where}[0]"), _values(data[1], f"{where}[1]")), runs, missing
 
 
-ShardTime = tuple[ShardPoint, list[float], float | None, str | None]  # logs, before, why
+ShardTime = tuple[ShardPoint, list[float], float | None, str | None]  # logs, old, why
 
 
-def _shard_time(value: Any, where: str) -> ShardTime:
+def _shard_time(value: Any, where: str, old: str = "old") -> ShardTime:
     data = grammar.array(value, where)
     if len(data) != 3:
         raise Invalid(where, "not [benchmark, values, pairs]")
     read = grammar.obj(data[2], f"{where}[2]")
     logs = field(read, "logs", lambda v, f: grammar.each(v, f, grammar.number), f"{where}[2]")
-    before = optional(fields.positive)(read.get("before"), f"{where}[2].before")
+    was = optional(fields.positive)(read.get(old), f"{where}[2].{old}")
     skipped = optional(grammar.text)(read.get("skipped"), f"{where}[2].skipped")
     point = (grammar.dotted(data[0], f"{where}[0]"), _values(data[1], f"{where}[1]"))
-    return point, logs, before, skipped
+    return point, logs, was, skipped
 
 
 def _unit(value: Any, where: str) -> tuple[str, str, tuple[str, ...]]:
@@ -103,7 +104,11 @@ _READER = {
 def check(value: Any) -> GateShard:
     """A shard's every field of its form; read on one CPU, its oneDNN record that CPU's."""
     data = grammar.obj(value, "")
-    reading.format_of(data, FORMAT)
+    old, new = (
+        fields.SIDES
+        if reading.format_of(data, FORMAT, *READS) == FORMAT
+        else tuple(fields.FORMERLY)
+    )
     pair = field(data, "pair", fields.pair_of(grammar.tag))
     shard = field(data, "shard", fields.pair_of(fields.count(64, 1)))
     if shard[0] > shard[1]:
@@ -129,12 +134,14 @@ def check(value: Any) -> GateShard:
             "onednn",
             fields.known(read_on, "cpus"),
             lambda v, f: grammar.mapping(
-                v, f, grammar.one_of(("old", "new")), optional(grammar.machine_text)
+                v, f, grammar.one_of(fields.SIDES), optional(grammar.machine_text)
             ),
         ),
-        before=field(sides, "before", lambda v, f: grammar.each(v, f, _readings), "sides"),
-        after=field(sides, "after", lambda v, f: grammar.each(v, f, _readings), "sides"),
-        times=field(data, "times", lambda v, f: grammar.each(v, f, _shard_time)),
+        old=field(sides, old, lambda v, f: grammar.each(v, f, _readings), "sides"),
+        new=field(sides, new, lambda v, f: grammar.each(v, f, _readings), "sides"),
+        times=field(
+            data, "times", lambda v, f: grammar.each(v, f, lambda t, w: _shard_time(t, w, old))
+        ),
     )
 
 

@@ -189,18 +189,18 @@ class Timed:
     logs: list[float] = field(default_factory=list)  # each pair's log ratio
     readings: list[tuple[dict, dict]] = field(default_factory=list)  # (old, new) replies
     skipped: str | None = None  # why a side has no reading
-    kept_before: float | None = None  # `before` as a shard kept it (its readings are not)
+    kept_old: float | None = None  # `old` as a shard kept it (its readings are not)
 
     @property
     def verdict(self) -> Verdict:
         return decide(self.logs, self.margin)
 
     @property
-    def before(self) -> float | None:
+    def old(self) -> float | None:
         """The old side's median reading, seconds a call: from its readings, or as kept."""
         if self.readings:
             return statistics.median(reading(old["blocks"]) for old, _ in self.readings)
-        return self.kept_before
+        return self.kept_old
 
 
 def time_line(time: dict[str, Any] | None, on: str | None = None) -> str:

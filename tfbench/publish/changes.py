@@ -215,8 +215,8 @@ def _checked(data: Data, r: GateRow) -> Change:
         dict(zip(bench["param_names"], combo)),
         r["benchmark"].rpartition(".")[2],
         r["direction"],
-        r["before"],
-        r["after"],
+        r["old"],
+        r["new"],
         bench.get("unit") or "",
         r["evidence"],
     )
