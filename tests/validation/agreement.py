@@ -6,7 +6,7 @@ For every CPU grid point the committed history measured on VERSION (results/prob
 fresh processes a point), measures the same scenario and params with `tfbench measure` in
 the release's environment (one fresh process) and prints a Markdown table: what the step
 keeps and the heap's peak from each, whether they agree within the gate's floors, and the
-leak verdicts. docs/validation/probe.md keeps the table of a run.
+leak verdicts. docs/validation/probe.md keeps its figures.
 """
 
 from __future__ import annotations
