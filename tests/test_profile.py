@@ -143,3 +143,59 @@ def test_a_results_file_from_elsewhere_is_refused_in_one_line_or_shown_escaped(t
     line = {"test": "tests/t.py::a`b", "tier": "<b>unit</b>", "wall": 1.0, "cpu": 1.0}
     shown = profile.tests_table([line], None)
     assert "``tests/t.py::a`b``" in shown and "<b>" not in shown
+
+
+def _record(pid: int, ppid: int, start: int, cpu_ticks: int, name: bytes, flag: int = 0) -> bytes:
+    """One record as the kernel writes it (linux/acct.h's acct_v3), user time `cpu_ticks`."""
+    return profile.ACCT_V3.pack(flag, 3, 0, 0, 0, 0, pid, ppid, start, 250.0, cpu_ticks, 5,
+                                0, 0, 0, 0, 0, 0, name)  # fmt: skip
+
+
+def test_the_kernels_records_are_read_and_each_process_told_to_its_test():
+    worker = 100
+    lines = [
+        {"test": "t.py::test_a", "worker": worker, "began": 1000.0, "ended": 1010.0},
+        {"test": "t.py::test_b", "worker": worker, "began": 1010.5, "ended": 1020.0},
+    ]
+    data = b"".join([
+        _record(200, worker, 1005, 120, b"python"),  # started by test_a
+        _record(300, 200, 1006, (1 << 13) | 1000, b"python", profile.AFORK),  # 8,000 ticks
+        _record(200, worker, 1015, 7, b"uv"),  # pid 200 again, under test_b
+        _record(301, 200, 1016, 9, b"python"),  # the second 200's child
+        _record(worker, 1, 990, 50, b"python"),  # the worker itself
+        _record(999, 1, 1005, 3, b"cron"),  # no test's
+        profile.ACCT_V3.pack(0, 2, *[0] * 16, b"v2"),  # another format: skipped
+    ])  # fmt: skip
+    found = profile.accounted(data)
+    assert [p.pid for p in found] == [200, 300, 200, 301, worker, 999]
+    assert found[0].cpu == pytest.approx(1.25) and found[0].seconds == 2.5
+    assert found[1].cpu == pytest.approx(80.05) and found[1].command == "python (forked)"
+    by_test = profile.attributed(lines, found)
+    pids = {test: [p.pid for p in ps] for test, ps in by_test.items()}
+    assert pids == {"t.py::test_a": [200, 300], "t.py::test_b": [200, 301], "": [worker, 999]}
+    table = profile.processes_table(by_test, slowest=1)
+    assert "6 processes ended, 82 CPU s" in table
+    assert "| `t.py::test_a` | 2 | 81.3 |" in table and "test_b" not in table
+    assert "| `python (forked)` | 1 | 80.0 |" in table
+
+
+@pytest.mark.slow  # a pytest run of its own, on two workers
+@pytest.mark.skipif(os.geteuid() != 0, reason="the kernel's process accounting needs root")
+def test_the_command_profiles_a_test_run_by_process(tmp_path):
+    (tmp_path / "test_spawns.py").write_text(
+        "import subprocess, sys\n"
+        "def test_spawns():\n"
+        "    burn = 'import time\\nt = time.process_time()\\n'\n"
+        "    burn += 'while time.process_time() - t < 0.5: pass'\n"
+        "    subprocess.run([sys.executable, '-c', burn], check=True)\n"
+        "def test_idle(): pass\n"
+    )
+    (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text())
+    run = run_cli("profile", "tests", "--by-process", "--", str(tmp_path), "-p", "no:randomly")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
+    by_process = run.stdout.partition("By process:")[2]
+    (row,) = [line for line in by_process.splitlines() if "test_spawns.py::test_spawns" in line]
+    processes, cpu = row.split("|")[2:4]
+    assert int(processes) >= 1 and 0.5 <= float(cpu) < 5, row
+    idle = [line for line in by_process.splitlines() if "test_spawns.py::test_idle" in line]
+    assert all(float(line.split("|")[3]) < 0.2 for line in idle), idle  # what pytest starts
