@@ -22,13 +22,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     """Where TFBENCH_TEST_PROFILE names a file, one line per test joins it: its tier, wall
-    and CPU seconds (this worker's and its finished children's), the worker and when the
-    test began and ended (the clock's seconds: processes are told to their test by them),
-    read by `tfbench profile`."""
+    and CPU seconds (this worker's and its finished children's), read by `tfbench profile`."""
     out = os.environ.get("TFBENCH_TEST_PROFILE")
     if not out:
         return (yield)
-    began, wall, cpu = time.time(), time.monotonic(), _cpu_seconds()
+    wall, cpu = time.monotonic(), _cpu_seconds()
     try:
         return (yield)
     finally:
@@ -38,9 +36,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
             "tier": tier,
             "wall": round(time.monotonic() - wall, 3),
             "cpu": round(_cpu_seconds() - cpu, 3),
-            "worker": os.getpid(),
-            "began": round(began, 3),
-            "ended": round(time.time(), 3),
         }
         with open(out, "a") as f:  # one short write a line: workers do not interleave
             f.write(json.dumps(line) + "\n")

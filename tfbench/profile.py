@@ -4,11 +4,8 @@ A release: asv's own durations (each benchmark's and each `setup_cache`'s, which
 the probes run) from its results file, beside the times at which asv's output began its
 phases (creating and installing the environment, discovering the benchmarks); what is left
 of the run's wall time is asv's own (spawning, the forkserver's TensorFlow import, writing).
-The tests: one line per test (tests/conftest.py writes them where TFBENCH_TEST_PROFILE says),
-and by process: the kernel's record of every process that ended during the run (BSD process
-accounting, acct(2): its CPU, forked and killed ones too), each told to the test whose
-worker started it. What either file names is escaped in the tables (a results file may come
-from elsewhere).
+The tests: one line per test (tests/conftest.py writes them where TFBENCH_TEST_PROFILE says).
+What either file names is escaped in the tables (a results file may come from elsewhere).
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import struct
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -120,9 +116,6 @@ def test_lines(path: Path) -> list[dict[str, Any]]:
                     "tier": str(line["tier"]),
                     "wall": float(line["wall"]),
                     "cpu": float(line["cpu"]),
-                    "worker": int(line["worker"]),
-                    "began": float(line["began"]),
-                    "ended": float(line["ended"]),
                 }
             )
         except (ValueError, KeyError, TypeError):
@@ -160,105 +153,4 @@ def tests_table(lines: Iterable[dict[str, Any]], wall: float | None, slowest: in
             f"| {code(line['test'])} | {markdown(line['tier'])} | {line['wall']:.1f} "
             f"| {line['cpu']:.1f} |"
         )
-    return "\n".join(out)
-
-
-# linux/acct.h's struct acct_v3 (64 bytes): flag, version, tty, exit code, uid, gid, pid,
-# ppid, start (s), elapsed (a float, AHZ ticks), then times and counts as comp_t, the command
-ACCT_V3 = struct.Struct("<BBHIIIIIIf8H16s")
-AHZ = 100  # the accounting's ticks a second
-AFORK = 0x01  # forked, never exec'd
-
-
-@dataclass(frozen=True)
-class Process:
-    """One process as the kernel accounted it when it ended."""
-
-    pid: int
-    ppid: int
-    start: int  # the clock's seconds
-    seconds: float  # elapsed
-    cpu: float  # user and system seconds
-    command: str  # its name (16 bytes at most), "(forked)" where it never exec'd
-
-
-def _comp(value: int) -> int:
-    """A comp_t: 13 bits of mantissa, 3 of base-8 exponent."""
-    return (value & 0x1FFF) << (3 * (value >> 13))
-
-
-def accounted(data: bytes) -> list[Process]:
-    """Every version-3 record of an accounting file (others are skipped: another format)."""
-    found = []
-    for offset in range(0, len(data) - ACCT_V3.size + 1, ACCT_V3.size):
-        fields = ACCT_V3.unpack_from(data, offset)
-        flag, version, pid, ppid, start, elapsed = fields[0], fields[1], *fields[6:10]
-        if version & 0x7F != 3:  # the high bit: the byte order
-            continue
-        name = fields[-1].split(b"\0")[0].decode(errors="replace")
-        cpu = (_comp(fields[10]) + _comp(fields[11])) / AHZ  # user, system
-        forked = " (forked)" if flag & AFORK else ""
-        found.append(Process(pid, ppid, start, elapsed / AHZ, cpu, name + forked))
-    return found
-
-
-def attributed(
-    lines: Iterable[dict[str, Any]], processes: list[Process]
-) -> dict[str, list[Process]]:
-    """Each process under its test: the test its worker ran when the process's ancestor
-    under that worker started ("" for none: pytest and its workers, other processes). A pid
-    is reused (the kernel's are few): a parent is the process of its pid alive when its
-    child started."""
-    tests: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for line in lines:
-        tests[line["worker"]].append(line)
-    by_pid: dict[int, list[Process]] = defaultdict(list)
-    for p in processes:
-        by_pid[p.pid].append(p)
-
-    def parent(p: Process) -> Process | None:
-        alive = [
-            q for q in by_pid.get(p.ppid, []) if q.start - 1 <= p.start <= q.start + q.seconds + 1
-        ]
-        return max(alive, key=lambda q: q.start, default=None)
-
-    def test_of(p: Process) -> str:
-        for _ in range(64):  # no chain of processes is deeper
-            if p.ppid in tests:
-                ran = [t for t in tests[p.ppid] if t["began"] - 1 <= p.start <= t["ended"] + 1]
-                return min(ran, key=lambda t: abs(t["began"] - p.start))["test"] if ran else ""
-            up = parent(p)
-            if up is None or up.pid in tests:
-                return ""
-            p = up
-        return ""
-
-    found: dict[str, list[Process]] = defaultdict(list)
-    for p in processes:
-        found["" if p.pid in tests else test_of(p)].append(p)
-    return dict(found)
-
-
-def processes_table(by_test: dict[str, list[Process]], slowest: int = 20) -> str:
-    """The tests whose processes took the most CPU, and the CPU by command."""
-    every = [p for ps in by_test.values() for p in ps]
-    total = sum(p.cpu for p in every)
-    out = [
-        f"{len(every)} processes ended, {total:.0f} CPU s (pytest and its workers: "
-        f"{sum(p.cpu for p in by_test.get('', [])):.0f} s, with what no test started).",
-        "",
-        "| test | processes | CPU s |",
-        "|---|---:|---:|",
-    ]
-    tests = sorted(
-        ((t, ps) for t, ps in by_test.items() if t), key=lambda t: -sum(p.cpu for p in t[1])
-    )
-    for test, ps in tests[:slowest]:
-        out.append(f"| {code(test)} | {len(ps)} | {sum(p.cpu for p in ps):.1f} |")
-    commands: dict[str, list[Process]] = defaultdict(list)
-    for p in every:
-        commands[p.command].append(p)
-    out += ["", "| command | processes | CPU s |", "|---|---:|---:|"]
-    for command, ps in sorted(commands.items(), key=lambda c: -sum(p.cpu for p in c[1]))[:slowest]:
-        out.append(f"| {code(command)} | {len(ps)} | {sum(p.cpu for p in ps):.1f} |")
     return "\n".join(out)

@@ -5,15 +5,12 @@ the CPU, to a document (docs/archive/profile.md, the dated record)."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import datetime
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,11 +35,6 @@ def add(sub: Subcommands) -> None:
     )
     tests = what.add_parser("tests", help="run the tests (README command 2's pytest), by test")
     tests.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
-    tests.add_argument(
-        "--by-process",
-        action="store_true",
-        help="and every process's CPU by test and command (the kernel's process accounting: root)",
-    )
     for parser in (release, tests):
         parser.add_argument("--into", type=Path, help="add the table, dated, to this document")
     p.set_defaults(run=run)
@@ -52,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from tfbench import profile
 
     if args.what == "tests":
-        code, table = _tests(args.pytest_args, args.by_process)
+        code, table = _tests(args.pytest_args)
         title = "The tests (`pytest -q -n 2 --dist worksteal`)"
     elif args.result:
         table, code = profile.release_table(_rows(args.result, None)), 0
@@ -66,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
-def _tests(more: list[str], by_process: bool) -> tuple[int, str]:
+def _tests(more: list[str]) -> tuple[int, str]:
     import importlib.util
 
     from tfbench import profile
@@ -75,37 +67,16 @@ def _tests(more: list[str], by_process: bool) -> tuple[int, str]:
     if importlib.util.find_spec("pytest") is None:
         raise BadInput("the tests need the test extra: pip install -e '.[tf,test]'")
     with whole.temporary("tfbench-profile-") as tmp:
-        lines, kept = tmp / "tests.jsonl", tmp / "acct"
-        command = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal", *more]
-        env = dict(os.environ, TFBENCH_TEST_PROFILE=str(lines))
+        lines = tmp / "tests.jsonl"
         start = time.monotonic()
-        if by_process:
-            with _accounting(kept):
-                code = subprocess.call(command, cwd=ROOT, env=env)
-        else:
-            code = subprocess.call(command, cwd=ROOT, env=env)
+        code = subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "worksteal", *more],
+            cwd=ROOT,
+            env=dict(os.environ, TFBENCH_TEST_PROFILE=str(lines)),
+        )
         wall = time.monotonic() - start
         found = profile.test_lines(lines) if lines.exists() else []
-        table = profile.tests_table(found, wall)
-        if by_process:
-            by_test = profile.attributed(found, profile.accounted(kept.read_bytes()))
-            table += "\n\nBy process:\n\n" + profile.processes_table(by_test)
-    return code, table
-
-
-@contextlib.contextmanager
-def _accounting(into: Path) -> Iterator[None]:
-    """The kernel's process accounting into a file while the block runs (acct(2): root; the
-    machine's one: a second such run at once takes it over)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    into.touch()
-    if libc.acct(str(into).encode()) != 0:
-        why = os.strerror(ctypes.get_errno())
-        raise BadInput(f"--by-process: the kernel's process accounting: {why} (it needs root)")
-    try:
-        yield
-    finally:
-        libc.acct(None)
+    return code, profile.tests_table(found, wall)
 
 
 def _release(args: argparse.Namespace) -> tuple[int, str, str]:
