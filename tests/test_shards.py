@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -270,9 +271,10 @@ def test_kept_gate_runs_and_shards_of_the_older_formats_read_with_their_sides_ol
         read = keptfiles.gate_run.read(path)
         for was, now in zip(rows, read["rows"] + [r for s in read["shifts"] for r in s["rows"]]):
             assert (now["old"], now["new"]) == (was["before"], was["after"]), path
-            evidence = {keptfiles.fields.FORMERLY.get(k, k): v for k, v in was["evidence"].items()}
+            renamed = dict(zip(keptfiles.fields.FORMER, keptfiles.fields.SIDES))
+            evidence = {renamed.get(k, k): v for k, v in was["evidence"].items()}
             if evidence["rule"] == "status":
-                evidence["side"] = keptfiles.fields.FORMERLY[evidence["side"]]
+                evidence["side"] = renamed[evidence["side"]]
             assert {k: now["evidence"][k] for k in evidence} == evidence, path
     for path in held:
         raw = json.loads(path.read_text())
@@ -280,3 +282,12 @@ def test_kept_gate_runs_and_shards_of_the_older_formats_read_with_their_sides_ol
         read = keptfiles.gate_shard.read(path)
         assert len(read["old"]) == len(raw["sides"]["before"]) and read["new"]
         assert [t[2] for t in read["times"]] == [t[2].get("before") for t in raw["times"]]
+    # a field not of its form is named as the file names it
+    raw = next(r for r in map(json.loads, map(Path.read_text, runs)) if r["rows"])
+    raw["rows"][0]["before"] = "x"
+    with pytest.raises(keptfiles.Invalid, match=r"^rows\[0\]\.before: "):
+        keptfiles.gate_run.check(raw)
+    raw = json.loads(held[0].read_text())
+    raw["sides"]["after"] = "x"
+    with pytest.raises(keptfiles.Invalid, match=r"^sides\.after: "):
+        keptfiles.gate_shard.check(raw)

@@ -16,7 +16,7 @@ from tfbench.measure.record import FOOTPRINT, STATUSES
 ANSWERS = ("different", "same", "unknown", "skipped")  # two builds' times compared
 DESIGNS = ("interleaved", "turns", "duet", "duet-unpinned")  # how the time reader read
 SIDES = ("old", "new")  # a gate's two releases, as every kept file names them
-FORMERLY = {"before": "old", "after": "new"}  # as gate runs and shards named them first
+FORMER = ("before", "after")  # as gate runs (format 2) and shards (format 1) named them
 
 # -- the CPU a file's figures were read on (tfbench.cpu) ----------------------------------
 

@@ -77,7 +77,7 @@ EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
         "new": grammar.boolean,
         "readings": fields.pair_of(grammar.integer),
     },
-    "status": {"side": grammar.one_of(fields.SIDES), "why": grammar.text},
+    "status": {"why": grammar.text},  # and its side (_evidence)
     "time": {
         **dict.fromkeys(("ratio", "low", "high", "margin", *fields.SIDES), grammar.number),
         "pairs": grammar.integer,
@@ -91,12 +91,19 @@ EVIDENCE_EXTRA = {
 }
 
 
-def _evidence(value: Any, where: str) -> dict[str, Any]:
+Sides = tuple[str, str]  # how a file names the two sides: fields.SIDES (format 2's: FORMER)
+
+
+def _evidence(value: Any, where: str, sides: Sides) -> dict[str, Any]:
     data = grammar.obj(value, where)
     rule = field(data, "rule", grammar.one_of(tuple(EVIDENCE)), where)
     found: dict[str, Any] = {"rule": rule}
+    named = dict(zip(fields.SIDES, sides))  # the record's name -> the file's
     for name, check in EVIDENCE[rule].items():
-        found[name] = field(data, name, check, where)
+        found[name] = field(data, named.get(name, name), check, where)
+    if rule == "status":  # the side with no reading, as the record names it
+        side = field(data, "side", grammar.one_of(sides), where)
+        found["side"] = fields.SIDES[sides.index(side)]
     if rule == "time":  # a row: a change decided, its interval apart from no change
         found["level"] = fields.level(data, where)
         fields.estimate(data, where)
@@ -132,7 +139,7 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
     }
 
 
-def _row(value: Any, where: str) -> GateRow:
+def _row(value: Any, where: str, sides: Sides) -> GateRow:
     data = grammar.obj(value, where)
     found = GateRow(
         benchmark=field(data, "benchmark", grammar.dotted, where),
@@ -144,10 +151,10 @@ def _row(value: Any, where: str) -> GateRow:
         ),
         metric=field(data, "metric", grammar.identifier, where),
         direction=field(data, "direction", grammar.one_of(DIRECTIONS), where),
-        old=field(data, "old", optional(grammar.number), where),
-        new=field(data, "new", optional(grammar.number), where),
+        old=field(data, sides[0], optional(grammar.number), where),
+        new=field(data, sides[1], optional(grammar.number), where),
         unit=field(data, "unit", grammar.text, where),
-        evidence=field(data, "evidence", _evidence, where),
+        evidence=field(data, "evidence", lambda v, f: _evidence(v, f, sides), where),
     )
     evidence = found["evidence"]
     if evidence["rule"] == "time" and (evidence["ratio"] > 1) != (found["direction"] == "worse"):
@@ -155,11 +162,11 @@ def _row(value: Any, where: str) -> GateRow:
     return found
 
 
-def _rows(value: Any, where: str) -> list[GateRow]:
-    return grammar.each(value, where, _row)
+def _rows(value: Any, where: str, sides: Sides) -> list[GateRow]:
+    return grammar.each(value, where, lambda v, f: _row(v, f, sides))
 
 
-def _shift(value: Any, where: str) -> GateShift:
+def _shift(value: Any, where: str, sides: Sides) -> GateShift:
     data = grammar.obj(value, where)
     return GateShift(
         metric=field(data, "metric", grammar.identifier, where),
@@ -168,47 +175,17 @@ def _shift(value: Any, where: str) -> GateShift:
         followed=field(data, "followed", grammar.integer, where),
         points=field(data, "points", grammar.integer, where),
         scope=optional(grammar.dotted)(data.get("scope"), f"{where}.scope"),
-        rows=_rows(data.get("rows", []), f"{where}.rows"),
+        rows=_rows(data.get("rows", []), f"{where}.rows", sides),
     )
-
-
-def _sides_renamed(row: Any) -> Any:
-    """A format 2 row as format 3 names it: its sides' figures, and its evidence's, `old` and
-    `new` (whatever is not of its form stays, for the check to name)."""
-    if not isinstance(row, dict):
-        return row
-    found = {fields.FORMERLY.get(k, k): v for k, v in row.items()}
-    evidence = found.get("evidence")
-    if isinstance(evidence, dict):
-        evidence = {fields.FORMERLY.get(k, k): v for k, v in evidence.items()}
-        if evidence.get("rule") == "status" and isinstance(evidence.get("side"), str):
-            evidence["side"] = fields.FORMERLY.get(evidence["side"], evidence["side"])
-        found["evidence"] = evidence
-    return found
-
-
-def _format_2(data: dict[str, Any]) -> dict[str, Any]:
-    found = dict(data)
-    if isinstance(data.get("rows"), list):
-        found["rows"] = [_sides_renamed(r) for r in data["rows"]]
-    if isinstance(data.get("shifts"), list):
-        found["shifts"] = [
-            dict(s, rows=[_sides_renamed(r) for r in s["rows"]])
-            if isinstance(s, dict) and isinstance(s.get("rows"), list)
-            else s
-            for s in data["shifts"]
-        ]
-    return found
 
 
 def check(value: Any) -> GateRun:
     data = grammar.obj(value, "")
-    if reading.format_of(data, FORMAT, *READS) == 2:
-        data = _format_2(data)
+    sides = fields.SIDES if reading.format_of(data, FORMAT, *READS) == FORMAT else fields.FORMER
     found = GateRun(
         time=field(data, "time", _time_summary),
-        rows=field(data, "rows", _rows),
-        shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
+        rows=field(data, "rows", lambda v, f: _rows(v, f, sides)),
+        shifts=grammar.each(data.get("shifts", []), "shifts", lambda v, f: _shift(v, f, sides)),
         cpus=fields.cpus(data.get("cpus", {}), "cpus"),
         onednn=grammar.mapping(
             data.get("onednn", {}),

@@ -73,7 +73,7 @@ def _readings(value: Any, where: str) -> tuple[ShardPoint, list[list[float]], li
 ShardTime = tuple[ShardPoint, list[float], float | None, str | None]  # logs, old, why
 
 
-def _shard_time(value: Any, where: str, old: str = "old") -> ShardTime:
+def _shard_time(value: Any, where: str, old: str) -> ShardTime:
     data = grammar.array(value, where)
     if len(data) != 3:
         raise Invalid(where, "not [benchmark, values, pairs]")
@@ -104,11 +104,7 @@ _READER = {
 def check(value: Any) -> GateShard:
     """A shard's every field of its form; read on one CPU, its oneDNN record that CPU's."""
     data = grammar.obj(value, "")
-    old, new = (
-        fields.SIDES
-        if reading.format_of(data, FORMAT, *READS) == FORMAT
-        else tuple(fields.FORMERLY)
-    )
+    old, new = fields.SIDES if reading.format_of(data, FORMAT, *READS) == FORMAT else fields.FORMER
     pair = field(data, "pair", fields.pair_of(grammar.tag))
     shard = field(data, "shard", fields.pair_of(fields.count(64, 1)))
     if shard[0] > shard[1]:
