@@ -78,20 +78,91 @@ def test_peak_and_time_changes_need_their_floors():
     assert sweep.differ("time", reading(seconds=0.010), reading(seconds=0.013))
 
 
-def test_bisection_measures_log2_releases_and_names_the_first_that_differs():
-    versions = [f"2.{m}.0" for m in range(10, 20)]
+def kept(release, retained, leak, garbage=0.0, pile=None):
+    """A reading of what a step keeps (its interval tight, as the heap reads it)."""
+    return dict(
+        reading(release, leak=leak),
+        leak_basis="heap",
+        retained_bytes_per_iteration=retained,
+        retained_interval=[retained - 50, retained + 50],
+        garbage_bytes_per_iteration=garbage,
+        collector={"pile_bytes": pile},
+    )
+
+
+def test_every_release_of_a_handful_is_read_and_a_leak_that_comes_and_goes_is_two_changes():
+    """The common case the ends cannot see: flat, a leak from 2.14, garbage from 2.22."""
+    versions = ["2.12.1", "2.13.1", "2.14.1", "2.15.1", "2.21.0", "2.22.0rc0"]
+    leaking = {"2.14.1", "2.15.1", "2.21.0"}
+
+    def run(version, label=""):
+        if version in leaking:
+            return kept(version, 905 * KiB, True)
+        garbage = 905 * KiB if version == "2.22.0rc0" else 0.0
+        return kept(version, 2 * KiB, False, garbage, pile=21 * MiB)
+
+    found = sweep.bisect(run, versions, "leak")
+    assert sorted(r["release"] for r in found.readings) == versions  # each once
+    assert [(c.last_before, c.first_after, c.direction) for c in found.changes] == [
+        ("2.13.1", "2.14.1", "worse"),  # +903 KiB: the largest first
+        ("2.21.0", "2.22.0rc0", "better"),
+    ]
+    worse, better = found.changes
+    assert worse.size == pytest.approx(903 * KiB) and "a leak appears" in worse.said
+    assert "the leak stops" in better.said and "it becomes garbage" in better.said
+    assert "21 MiB" in better.said  # how high a loop piles it
+    data = found.to_json()
+    assert (data["last_before"], data["first_after"]) == ("2.13.1", "2.14.1")  # the oldest
+    assert [c["first_after"] for c in data["changes"]] == ["2.14.1", "2.22.0rc0"]
+    retained = sweep.bisect(run, versions, "retained")
+    assert [c.first_after for c in retained.changes] == ["2.14.1", "2.22.0rc0"]
+
+
+def test_a_leak_that_grows_is_a_change_and_changes_within_the_floors_are_left_out():
+    sizes = {"2.12.1": 4.9 * KiB, "2.13.1": 4.85 * KiB, "2.14.1": 909 * KiB, "2.15.1": 909 * KiB}
+    found = sweep.bisect(lambda v, label="": kept(v, sizes[v], True), list(sizes), "leak")
+    assert [(c.first_after, c.direction) for c in found.changes] == [("2.14.1", "worse")]
+    assert "the leak grows" in found.changes[0].said
+
+
+def test_many_builds_are_sampled_then_every_differing_span_split_to_neighbours():
+    versions = [f"2.22.0.dev202602{d:02d}" for d in range(1, 29)]  # 28: more than SAMPLE
+    bad = set(versions[9:17])  # a leak from the 10th build to the 17th
     visited = []
 
     def run(version, label=""):
         visited.append(version)
-        return reading(version, leak=versions.index(version) >= 6)
+        return reading(version, leak=version in bad)
 
     found = sweep.bisect(run, versions, "leak")
-    assert (found.last_before, found.first_after) == ("2.15.0", "2.16.0")
-    assert len(visited) <= 2 + 4 and len(set(visited)) == len(visited)
-    assert [r["release"] for r in found.readings] == visited
-    none = sweep.bisect(lambda v, label="": reading(v), versions, "leak")
-    assert none.first_after is None and len(none.readings) == 2
+    assert [(c.last_before, c.first_after) for c in found.changes] in (
+        [(versions[8], versions[9]), (versions[16], versions[17])],
+        [(versions[16], versions[17]), (versions[8], versions[9])],
+    )
+    assert len(set(visited)) == len(visited) < len(versions)  # none twice, not all
+    none = sweep.bisect(lambda v, label="": reading(v), versions[:5], "leak")
+    assert none.changes == [] and none.to_json()["first_after"] is None
+    assert len(none.readings) == 5
+
+
+def test_a_step_that_stops_running_comes_first():
+    def run(version, label=""):
+        if version == "2.16.2":
+            return {
+                "release": version,
+                "status": "error",
+                "iterations": None,
+                "leak": None,
+                "error": "AttributeError: no such API\nTraceback",
+            }
+        return kept(version, 64 * KiB if version == "2.17.1" else 0.0, version == "2.17.1")
+
+    found = sweep.bisect(run, ["2.15.1", "2.16.2", "2.17.1"], "leak")
+    assert [(c.first_after, c.direction, c.size) for c in found.changes] == [
+        ("2.16.2", "worse", None),
+        ("2.17.1", "better", None),
+    ]
+    assert found.changes[0].said == "stops running: error: AttributeError: no such API"
 
 
 class PairedRun:
@@ -114,24 +185,27 @@ class PairedRun:
         return verdict.compared(verdict.Timed(("target", ("x",)), 0.02, logs=logs), old, new)
 
 
-def test_time_is_bisected_by_the_pair_reader_not_by_single_readings():
-    versions = [f"2.{m}.0" for m in range(10, 20)]
-    run = PairedRun(versions, 6)
+def test_time_is_read_in_pairs_between_neighbours_not_by_single_readings():
+    versions = [f"2.{m}.0" for m in range(10, 16)]
+    run = PairedRun(versions, 3)
     found = sweep.bisect(run, versions, "time")
-    assert (found.last_before, found.first_after) == ("2.15.0", "2.16.0")
-    assert [t["old"] for t in found.times] == ["2.10.0"] * len(run.asked)
-    assert found.times[0]["new"] == "2.19.0" and found.times[0]["answer"] == "different"
-    assert 1.06 < found.times[0]["ratio"] < 1.08 and found.times[0]["pairs"] == 8
-    assert {t["answer"] for t in found.times[1:]} == {"different", "same"}
+    assert run.asked == list(zip(versions, versions[1:]))  # every neighbouring pair
+    assert [(c.last_before, c.first_after, c.direction) for c in found.changes] == [
+        ("2.12.0", "2.13.0", "worse")
+    ]
+    assert 0.06 < found.changes[0].size < 0.08  # the log of x1.07
+    slower = next(t for t in found.times if t["new"] == "2.13.0")
+    assert slower["answer"] == "different" and 1.06 < slower["ratio"] < 1.08
+    assert slower["pairs"] == 8
 
 
 def test_a_time_pair_read_unknown_counts_as_no_change_and_is_kept():
-    versions = [f"2.{m}.0" for m in range(10, 20)]
-    found = sweep.bisect(PairedRun(versions, 6, unknown=["2.14.0"]), versions, "time")
-    assert ("2.14.0", "unknown") in [(t["new"], t["answer"]) for t in found.times]
-    assert found.first_after == "2.16.0"  # 2.14.0 read as no change; 2.15.0 the same
+    versions = [f"2.{m}.0" for m in range(10, 16)]
+    found = sweep.bisect(PairedRun(versions, 3, unknown=["2.12.0"]), versions, "time")
+    assert ("2.12.0", "unknown") in [(t["new"], t["answer"]) for t in found.times]
+    assert [c.first_after for c in found.changes] == ["2.13.0"]
     silent = sweep.bisect(PairedRun(versions, 99), versions, "time")
-    assert silent.first_after is None and [t["answer"] for t in silent.times] == ["same"]
+    assert silent.changes == [] and {t["answer"] for t in silent.times} == {"same"}
 
 
 def test_an_unknown_metric_is_refused():
@@ -166,8 +240,9 @@ def test_bisect_names_the_release_where_a_leak_stops():
     assert run.returncode == 0, run.stderr[-2000:]
     found = json.loads(run.stdout)
     assert (found["last_before"], found["first_after"]) == ("2.15.1", "2.16.2")
-    assert [r["release"] for r in found["readings"]] == ["2.14.1", "2.16.2", "2.15.1"]
-    assert [r["leak"] for r in found["readings"]] == [True, False, True]
+    assert [(c["first_after"], c["direction"]) for c in found["changes"]] == [("2.16.2", "better")]
+    assert [r["release"] for r in found["readings"]] == THREE
+    assert [r["leak"] for r in found["readings"]] == [True, True, False]
 
 
 @pytest.mark.slow

@@ -1,10 +1,11 @@
 """A step measured release by release, each in its release's environment, and the
-bisection that finds the release where its behaviour changes.
+bisection that finds every release where its behaviour changes.
 
-What counts as a change between two single measurements (a bisection compares two), by
-the floors of tfbench.floors:
+What counts as a change between two single measurements (two releases a bisection reads),
+by the floors of tfbench.floors:
 - leak: the verdict flips (leak/flat: from what the step retains, where the heap is read),
-  or the run's status does (a step that fails on one release and runs on another);
+  or the run's status does (a step that fails on one release and runs on another), or a
+  leak grows or shrinks (what it keeps changes by retained's rule, below);
 - retained (the heap in use) and growth (RSS): the two 95% intervals of the fitted slope
   are apart, and by more than the figure's floor;
 - heap-peak and peak (RSS): apart by more than the figure's floor;
@@ -15,16 +16,20 @@ the floors of tfbench.floors:
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tfbench import figures, targets
+from packaging.version import Version
+
+from tfbench import figures, floors, targets
 from tfbench.history import envs, pythons
 from tfbench.measure.record import Record, measured
 from tfbench.pairs import timing, verdict
+from tfbench.units import format_value
 
 Say = Callable[[str], None]
 
@@ -35,7 +40,7 @@ def differ(metric: str, a: Record, b: Record) -> bool:
     if not (measured(a) and measured(b)):
         return a["status"] != b["status"] or metric == "leak" and a.get("leak") != b.get("leak")
     if figure.kind == figures.VERDICT:
-        return a["leak"] != b["leak"]
+        return a["leak"] != b["leak"] or bool(a["leak"]) and differ(_kept(a, b), a, b)
     va, vb = figure.of(a), figure.of(b)
     if va is None or vb is None:
         return False  # not read on one side (no heap figures there)
@@ -44,6 +49,11 @@ def differ(metric: str, a: Record, b: Record) -> bool:
         if ia is None or ib is None or not (ib[0] > ia[1] or ia[0] > ib[1]):
             return False
     return abs(vb - va) > figures.floor(metric, [va, vb])
+
+
+def _kept(a: Record, b: Record) -> str:
+    """The figure of what a leak keeps: the heap's where both read it, else RSS's growth."""
+    return "retained" if all(r.get("leak_basis") == "heap" for r in (a, b)) else "growth"
 
 
 @dataclass
@@ -101,40 +111,153 @@ def measure_releases(run: Runner, versions: list[str]) -> list[Record]:
     return [run(v, f"[{k}/{len(versions)}] ") for k, v in enumerate(versions, 1)]
 
 
+@dataclass(frozen=True)
+class Change:
+    """A release where the behaviour changes: the releases on each side (neighbours, or the
+    ends of a span whose releases in between each read like a neighbour: a drift), whether
+    it is worse or better, by how much (the figure's change, new less old; time: the log of
+    the pairs' ratio; None where the step stopped or started running) and what, in words."""
+
+    last_before: str
+    first_after: str
+    direction: str  # WORSE or BETTER
+    size: float | None
+    said: str
+
+
+WORSE, BETTER = "worse", "better"
+# Read before any search: every one of up to this many releases (the tracked ones), else
+# this many spread over them; then every span whose ends differ is split until neighbours.
+SAMPLE = 12
+
+
 @dataclass
 class Bisection:
     metric: str
-    last_before: str | None  # None: no change in the range
-    first_after: str | None
+    changes: list[Change]  # largest first
     readings: list[Record]  # every release measured, in the order visited
     times: list[dict[str, Any]] = field(default_factory=list)  # time: each pair compared
 
+    @property
+    def first(self) -> Change | None:
+        """The oldest change: where the behaviour first differs from the range's start."""
+        order = self.order
+        return min(self.changes, key=lambda c: order[c.first_after], default=None)
+
+    @property
+    def order(self) -> dict[str, int]:
+        return {r["release"]: k for k, r in enumerate(self.in_order())}
+
+    def in_order(self) -> list[Record]:
+        """The readings in release order."""
+        return sorted(self.readings, key=lambda r: Version(r["release"]))
+
+    def to_json(self) -> dict[str, Any]:
+        """The kept form (`tfbench bisect --json`): the oldest change's releases as
+        last_before and first_after (null when nothing changed), every change ranked."""
+        first = self.first
+        return {
+            "metric": self.metric,
+            "last_before": first and first.last_before,
+            "first_after": first and first.first_after,
+            "changes": [asdict(c) for c in self.changes],
+            "readings": self.readings,
+            "times": self.times,
+        }
+
+
+def spread(count: int, most: int) -> list[int]:
+    """Up to `most` indices of `count` spread evenly, both ends included."""
+    if count <= most:
+        return list(range(count))
+    return sorted({round(k * (count - 1) / (most - 1)) for k in range(most)})
+
 
 def bisect(run: Runner, versions: list[str], metric: str) -> Bisection:
-    """The first release in `versions` (oldest first) whose behaviour differs from the
-    oldest's, measuring as few as a bisection needs."""
+    """Every release in `versions` (oldest first) where the behaviour changes, largest
+    first: the releases of a handful read, every one (SAMPLE); then every span whose ends
+    differ split until its releases are neighbours. A change that comes and goes between two
+    releases read alike in a sample of many is not seen."""
     paired = figures.named(metric).kind == figures.TIME  # ValueError naming the choices
-    found = Bisection(metric, None, None, [])
+    found = Bisection(metric, [], [])
+    read: dict[int, Record] = {}
+    timed: dict[tuple[int, int], dict[str, Any]] = {}
 
     def at(i: int) -> Record:
-        found.readings.append(run(versions[i], f"[visit {len(found.readings) + 1}] "))
-        return found.readings[-1]
+        if i not in read:
+            read[i] = run(versions[i], f"[{len(read) + 1}] ")
+            found.readings.append(read[i])
+        return read[i]
 
-    def differs(a: Record, b: Record) -> bool:
+    def differs(i: int, j: int) -> bool:
+        a, b = at(i), at(j)
         if not (paired and measured(a) and measured(b)):
             return differ(metric, a, b)
-        found.times.append(run.times(a["release"], b["release"]))
-        return found.times[-1]["answer"] == verdict.DIFFERENT
+        timed[(i, j)] = run.times(a["release"], b["release"])
+        found.times.append(timed[(i, j)])
+        return timed[(i, j)]["answer"] == verdict.DIFFERENT
 
-    lo, hi = 0, len(versions) - 1
-    base, newest = at(lo), at(hi)
-    if not differs(base, newest):
-        return found
-    while hi - lo > 1:
+    sample = spread(len(versions), SAMPLE)
+    for i in sample:
+        at(i)
+    spans = [(i, j) for i, j in zip(sample, sample[1:]) if differs(i, j)]
+    while spans:
+        lo, hi = spans.pop(0)
         mid = (lo + hi) // 2
-        if differs(base, at(mid)):
-            hi = mid
-        else:
-            lo = mid
-    found.last_before, found.first_after = versions[lo], versions[hi]
+        inside = [s for s in ((lo, mid), (mid, hi)) if hi - lo > 1 and differs(*s)]
+        if not inside:  # neighbours, or a drift no one release holds
+            found.changes.append(change(metric, read[lo], read[hi], timed.get((lo, hi))))
+        spans += inside
+    found.changes.sort(key=lambda c: (c.size is not None, -abs(c.size or 0.0)))
     return found
+
+
+def change(metric: str, a: Record, b: Record, times: dict[str, Any] | None = None) -> Change:
+    """How b differs from a on this metric (they do: `differ`), in words: worse or better,
+    by how much, and what it means for a step's memory."""
+    figure = figures.named(metric)
+    ends = (a["release"], b["release"])
+    if not (measured(a) and measured(b)):
+        if measured(a):
+            why = (b.get("error") or "").partition("\n")[0]
+            return Change(*ends, WORSE, None, f"stops running: {b['status']}: {why}".rstrip(": "))
+        if measured(b):
+            return Change(*ends, BETTER, None, f"runs again (was {a['status']})")
+        return Change(*ends, WORSE, None, f"{a['status']} -> {b['status']}")
+    if times is not None:
+        ratio = times["ratio"]
+        size = math.log(ratio) if ratio else 0.0
+        return Change(*ends, WORSE if size > 0 else BETTER, size, f"time x{ratio:.3f}")
+    if metric == "leak":
+        return _leak(a, b)
+    va, vb = figure.of(a), figure.of(b)
+    size = float(vb or 0.0) - float(va or 0.0)
+    text = (
+        f"{figure.label} {format_value(va, figure.unit, '.3g', 'call')} -> "
+        f"{format_value(vb, figure.unit, '.3g', 'call')}"
+    )
+    return Change(*ends, WORSE if size > 0 else BETTER, size, text)
+
+
+def _leak(a: Record, b: Record) -> Change:
+    """A leak that appears, stops (and whether its bytes become garbage), grows or shrinks:
+    its size what the step keeps a call (RSS's growth where the heap was not read)."""
+    ends = (a["release"], b["release"])
+    kept = figures.named(_kept(a, b))
+    va, vb = float(kept.of(a) or 0.0), float(kept.of(b) or 0.0)
+    size = vb - va
+    bytes_ = lambda v: format_value(v, kept.unit, ".3g", "call")  # noqa: E731
+    moved = f"keeps {bytes_(va)} -> {bytes_(vb)}"
+    if b["leak"] and not a["leak"]:
+        return Change(*ends, WORSE, size, f"a leak appears: {moved}")
+    if a["leak"] and not b["leak"]:
+        said = f"the leak stops: {moved}"
+        ga, gb = (float(figures.named("garbage").of(r) or 0.0) for r in (a, b))
+        if gb - ga > floors.garbage([ga, gb]):
+            said += f"; it becomes garbage, {bytes_(ga)} -> {bytes_(gb)}"
+            pile = (b.get("collector") or {}).get("pile_bytes")
+            if pile:
+                said += f" that a loop piles to {format_value(pile, 'bytes')}"
+        return Change(*ends, BETTER, size, said)
+    grows = "grows" if size > 0 else "shrinks"
+    return Change(*ends, WORSE if size > 0 else BETTER, size, f"the leak {grows}: {moved}")

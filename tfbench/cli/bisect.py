@@ -1,4 +1,4 @@
-"""`tfbench bisect`: the first release where a step's behaviour changes."""
+"""`tfbench bisect`: every release where a step's behaviour changes."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def add(sub: Subcommands) -> None:
     b = sub.add_parser(
         "bisect",
-        help="find the first release where a step's behaviour changes (leak, growth, peak "
-        "or time)",
+        help="find every release where a step's behaviour changes (leak, growth, peak or "
+        "time), largest first",
     )
     common.add_target(b)
     b.add_argument(
@@ -59,12 +59,8 @@ def run(args: argparse.Namespace) -> int:
     versions = common.release_range(args.range)
     found = bisect(common.runner(args, target), versions, args.metric)
     common.checked_records(found.readings)
-    if args.json:
-        keys = ("metric", "last_before", "first_after", "readings", "times")
-        print(json.dumps({k: getattr(found, k) for k in keys}, indent=2))
-    else:
-        print(output.bisection(found))
-    return 0 if found.first_after else 1
+    print(json.dumps(found.to_json(), indent=2) if args.json else output.bisection(found))
+    return 0 if found.changes else 1
 
 
 def nightlies(args: argparse.Namespace, target: Target) -> int:

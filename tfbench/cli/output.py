@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from packaging.version import Version
-
 from tfbench import escape, figures
-from tfbench.explain.layers import ADVICE
+from tfbench.explain.layers import advice, cause_text
+from tfbench.explain.probe import NATIVE_CALLS, PYTHON_CALLS
 from tfbench.measure.growth import MIN_READINGS
 from tfbench.measure.record import (
     FOOTPRINT,
@@ -122,7 +121,7 @@ def collector_line(c: Mapping[str, Any]) -> str:
         piles.append(f"{exact(c['young_pile_bytes'])} every {c['young_every']:,.1f} calls (young)")
     if c.get("full_every") and c.get("pile_bytes") is not None:
         piles.append(
-            f"{exact(c['pile_bytes'])} every {c['full_every']:,.0f} calls (full: {ADVICE})"
+            f"{exact(c['pile_bytes'])} every {c['full_every']:,.0f} calls (full: {advice(c)})"
         )
     if not piles:
         return f"{said}; no collection in {c['tail_calls']} calls of a loop"
@@ -179,17 +178,24 @@ def releases(records: list[Record]) -> str:
 
 
 def bisection(found: Bisection) -> str:
-    """The releases on each side of the change, and every reading the bisection took."""
-    if found.first_after:
-        head = (
-            f"{found.metric} changes between {found.last_before} and {found.first_after}: "
-            f"{found.first_after} is the first release that differs from the oldest"
-        )
+    """Every change, largest first, each with its direction, releases and size; then every
+    reading the bisection took, in release order."""
+    rows = found.in_order()
+    span = f"{rows[0]['release']} to {rows[-1]['release']}" if rows else "no release"
+    read = f"{span} ({len(rows)} release{'s' * (len(rows) != 1)} read)"
+    if found.changes:
+        count = len(found.changes)
+        head = [f"{found.metric}: {count} change{'s' * (count != 1)} over {read}, largest first"]
+        width = max(len(f"{c.last_before} -> {c.first_after}") for c in found.changes)
+        head += [
+            f"  {c.direction:<6}  {f'{c.last_before} -> {c.first_after}':<{width}}  {c.said}"
+            for c in found.changes
+        ]
     else:
-        head = f"{found.metric}: no change between the ends of the range"
-    order = {r["release"]: r for r in found.readings}
-    rows = [_row(order[v]) for v in sorted(order, key=Version)]
-    return "\n".join([head, *_times(found.times), "readings (release order):", HEADER, *rows])
+        head = [f"{found.metric}: no change over {read}"]
+    return "\n".join(
+        [*head, *_times(found.times), "readings (release order):", HEADER, *map(_row, rows)]
+    )
 
 
 def _times(times: list[Any]) -> list[str]:
@@ -242,12 +248,31 @@ def _tf(found: dict) -> str:
         return "not imported"
     parts = [
         f"graph {tf.get('graph_ops') or 0:+.3g} ops",
+        f"graphs alive {tf.get('graphs') or 0:+.3g}",
+        f"variables {tf.get('variables') or 0:+.3g}",
         f"traces {tf.get('traces') or 0:+.3g}",
         f"open Sessions {tf.get('sessions') or 0:+.3g}",
     ]
     if tf.get("gpu_bytes") is not None:
         parts.append(f"GPU memory {exact(tf['gpu_bytes'])}")
     return ", ".join(parts) + " a call"
+
+
+def _made(found: dict) -> list[str]:
+    """What a call makes of TensorFlow's, what holds what survives, and the cause."""
+    made = found.get("made") or {}
+    lines = []
+    if made:
+        at = f" (at {made['functions_at']})" if made.get("functions_at") else ""
+        lines.append(
+            f"  made a call            {made['functions']:.3g} tf.function{at}, "
+            f"{made['graphs']:.3g} graphs traced"
+        )
+    held = found.get("holder")
+    if held:
+        lines.append(f"  what survives          a {held['type']}, held by {held['path']}")
+    said = cause_text(found)
+    return [*lines, f"  {said}"] if said else lines
 
 
 def _kept_lines(found: dict) -> list[str]:
@@ -272,12 +297,13 @@ def explanation(found: dict) -> str:
     rss, retained = found["rss_bytes_per_call"], found.get("retained_bytes_per_call")
     whole = rss if retained is None else retained
 
-    def share(part: float) -> str:
-        return f"{part / whole:>5.0%} of it" if whole > 0 else ""
+    def share(part: float) -> str:  # tracemalloc's window is its own: at most all of it
+        return f"{min(part / whole, 1.0):>5.0%} of it" if whole > 0 else ""
 
     lines += [
         f"  TensorFlow {found.get('tf_version') or 'not installed'}, device {found['device']};"
-        f" {found['iterations']} calls a window after {found['warmup']} warm-up"
+        f" {found['iterations']} calls untraced, then {min(found['iterations'], PYTHON_CALLS)}"
+        f" and {min(found['iterations'], NATIVE_CALLS)} traced, after {found['warmup']} warm-up"
         " (explain's own run: traced, its figures are its own)",
         *_kept_lines(found),
         f"  Python (tracemalloc)   {exact(found['python_bytes_per_call']):>12}/call  "
@@ -287,6 +313,7 @@ def explanation(found: dict) -> str:
         + (", ".join(f"{o['per_call']:+.3g} {o['type']}" for o in found["objects"]) or "none")
         + " a call" * bool(found["objects"]),
         f"  TensorFlow             {_tf(found)}",
+        *_made(found),
         f"  native, unowned        {exact(found['native_bytes_per_call']):>12}/call  "
         f"{share(found['native_bytes_per_call'])}",
     ]
