@@ -11,6 +11,7 @@ process that does the same (`measure_isolated`: one target): every measurement r
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import re
@@ -18,12 +19,13 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tfbench import scenarios, whole
 from tfbench.measure import devices, heap, parents, record, supervisor
@@ -33,6 +35,8 @@ from tfbench.measure.spawn import Spawned
 from tfbench.paths import IMPORTED_FROM, PACKAGE, ROOT
 
 DEFAULT_ITERATIONS = 100  # a user's function; scenarios carry their own
+# A line a measuring process prints of what it is doing: shown even where it runs quiet.
+PROGRESS = "tfbench: "
 
 
 @dataclass(frozen=True)
@@ -374,16 +378,40 @@ def run_isolated(
         else:
             log = tmp / "log"
             with open(log, "w") as shown:
-                exit_code = Spawned(
-                    [python, "-m", module, str(spec_path), str(out_path)],
-                    stdout=shown if limits.quiet else sys.stderr,
-                    stderr=subprocess.STDOUT if limits.quiet else None,
-                    env=isolated_env(tmp, roots, counted),
-                ).wait()
+                exit_code = _shown(
+                    Spawned(
+                        [python, "-m", module, str(spec_path), str(out_path)],
+                        stdout=subprocess.PIPE if limits.quiet else sys.stderr,
+                        stderr=subprocess.STDOUT if limits.quiet else None,
+                        env=isolated_env(tmp, roots, counted),
+                    ),
+                    shown,
+                )
             printed = log.read_text(errors="replace")
         out = json.loads(out_path.read_text()) if out_path.exists() else None
         last = "".join(printed.splitlines(keepends=True)[-20:])
     return out, exit_code, last
+
+
+def _shown(process: Spawned, log: IO[str]) -> int:
+    """Its exit code; what a quiet process prints goes to `log` as it comes, and its
+    progress lines (PROGRESS) to stderr too."""
+    pipe = process.process.stdout
+    if pipe is None:
+        return process.wait()
+
+    def relay() -> None:
+        for line in io.TextIOWrapper(pipe, errors="replace"):
+            log.write(line)
+            if line.startswith(PROGRESS):
+                sys.stderr.write(line)
+                sys.stderr.flush()
+
+    thread = threading.Thread(target=relay, daemon=True)
+    thread.start()
+    code = process.wait()
+    thread.join(timeout=10)  # the group has ended: its end of the pipe is closed
+    return code
 
 
 def died(target: Target, exit_code: int, last: str, python: str | None) -> Record:

@@ -1,8 +1,9 @@
 """`tfbench explain`: why a step grows, layer by layer (Python objects, TensorFlow's state,
 native memory), in a run of its own.
 
-probe   the explaining run, in a bounded child: three windows, one instrument each
-layers  which layer holds the growth, and the one-line conclusion (pure)
+probe    the explaining run, in a bounded child: four windows, one instrument each
+holders  what holds an object alive: the path of references from a module down to it
+layers   which layer holds the growth, its cause and fix, the one-line conclusion (pure)
 """
 
 from __future__ import annotations

@@ -2,20 +2,19 @@
 measurement: tfbench.measure.supervisor): after the step's warm-up, windows of calls, each
 read by one instrument, so that no tracer weighs on another's figures:
 
-1. nothing traced: what the step keeps (the heap after full collections), the garbage
-   Python's collector frees, and how RSS grows (the growth to explain, and its verdict);
-2. Python: the objects that survive, by type (gc's objects and what they hold), the
-   allocation sites that grew (tracemalloc), and TensorFlow's state (operations in the
-   default graph, traces of every live tf.function, open Sessions, GPU memory in use);
+1. untraced: what the step keeps, the garbage Python's collector frees, RSS's growth;
+2. Python: the objects that survive, by type, the allocation sites that grew
+   (tracemalloc), TensorFlow's state (default graph's ops, graphs and variables alive,
+   traces, open Sessions, GPU memory), what a call makes (tf.function objects and the line
+   that made them, graphs traced) and what holds what survives (tfbench.explain.holders);
 3. garbage, where the step leaves some: the objects its collections find unreachable, by
    type and by the line that made them (gc.DEBUG_SAVEALL, tracemalloc);
 4. native: memray's record of the allocations made and never freed (native stacks).
 
-Native memory no Python object owns is what the step keeps (the heap's growth; RSS's where
-the heap is not read) that tracemalloc does not account for; RSS's growth beyond what is
-kept is heap the allocator holds and did not give back. memray names where native memory
-came from where it can (a function pointer taken with dlsym, as ctypes does, it misses).
-The figures are this run's own: tracing changes timing and memory.
+Native memory no Python object owns is what the step keeps that tracemalloc does not
+account for and no surviving TensorFlow object holds; RSS's growth beyond what is kept is
+heap the allocator did not give back. Each window says on stderr when it starts. The
+figures are this run's own: tracing changes timing and memory.
 
 Run as `python -m tfbench.explain.probe SPEC OUT` (tfbench.explain.explain_isolated).
 """
@@ -26,19 +25,27 @@ import gc
 import json
 import re
 import sys
+import time
 import tracemalloc
+import types
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from tfbench import targets, whole
-from tfbench.explain import layers
+from tfbench.explain import holders, layers
 from tfbench.measure import devices, record, steps, supervisor
 from tfbench.paths import ROOT
 from tfbench.targets import Step, portable
 
 FRAMES = 12  # tracemalloc's depth: enough to reach the step's own line from inside NumPy
+# Calls traced by tracemalloc at most: it costs about ten times a call of a step that traces
+# a tf.function (1.5 s against 0.13 s here), and counts the bytes and objects a call keeps
+# exactly from a few calls.
+PYTHON_CALLS = 30
+NATIVE_FRAMES = 128  # a memray record's Python stack, read after the calls: deep is cheap
 TOP = 5
 SITE_FLOOR = 64  # bytes per call: below, an allocation site is the interpreter's own churn
 NATIVE_CALLS = 20
@@ -47,9 +54,28 @@ HARNESS = tuple(str(ROOT / "tfbench" / part) for part in ("measure", "explain", 
 PYTHON_ALLOCATORS = ("PyDataMem", "PyObject_", "PyMem_", "_PyObject", "_PyMem")
 
 
+# The modules TensorFlow's autograph writes for a converted function (in the temporary
+# folder): TensorFlow's code, not the step's own line.
+AUTOGRAPH = "__autograph_generated_file"
+
+
 def _installed(filename: str) -> bool:
     """Whether a file is the interpreter's or an installed package's (not the step's)."""
-    return filename.startswith((sys.prefix, sys.base_prefix)) or "site-packages" in filename
+    return (
+        filename.startswith((sys.prefix, sys.base_prefix))
+        or "site-packages" in filename
+        or AUTOGRAPH in filename
+    )
+
+
+STARTED = time.monotonic()
+
+
+def say(text: str) -> None:
+    """What the explaining run is doing, on stderr (a quiet run's progress too), with the
+    seconds since its process started."""
+    spent = time.monotonic() - STARTED
+    print(f"{targets.PROGRESS}explain: [{spent:.0f} s] {text}", file=sys.stderr, flush=True)
 
 
 def _steps_frame(frames: list[tuple[str, int]]) -> str:
@@ -61,37 +87,138 @@ def _steps_frame(frames: list[tuple[str, int]]) -> str:
     return portable(f"{file}:{line}")
 
 
-def objects() -> Counter:
-    """Live objects by type: those gc tracks, and the untracked ones they hold (arrays,
-    tensors in a list)."""
+def live(*ours: Any) -> dict[int, Any]:
+    """Every live object gc tracks, and the untracked ones they hold (arrays, tensors in a
+    list), by id, after a full collection; `ours` (the explaining run's own containers) and
+    what they hold left out."""
     gc.collect()
-    seen: set[int] = set()
-    counts: Counter = Counter()
+    found: dict[int, Any] = {}
+    left_out = set(map(id, ours))
     for holder in gc.get_objects():
-        for o in (holder, *gc.get_referents(holder)):
-            if id(o) not in seen:
-                seen.add(id(o))
-                counts[type(o).__qualname__] += 1
-    return counts
+        if id(holder) in left_out:
+            continue
+        found.setdefault(id(holder), holder)
+        for o in gc.get_referents(holder):
+            found.setdefault(id(o), o)
+    return found
+
+
+def _census(found: dict[int, Any]) -> Counter:
+    return Counter(type(o).__qualname__ for o in found.values())
 
 
 def tf_state(device: str) -> dict[str, int | None]:
-    """TensorFlow's state this process holds, where it has imported TensorFlow."""
+    """TensorFlow's state this process holds, where it has imported TensorFlow: operations
+    in the default graph, graphs and variables alive, traces of the live tf.functions, open
+    Sessions, GPU memory in use."""
     tf = sys.modules.get("tensorflow")
     if tf is None:
         return {}
-    traces = sessions = 0
+    traces = sessions = graphs = variables = 0
     for o in gc.get_objects():
         kind = type(o)
         if callable(getattr(kind, "experimental_get_tracing_count", None)):
             traces += o.experimental_get_tracing_count()
+        elif isinstance(o, tf.Graph):
+            graphs += 1
+        elif isinstance(o, tf.Variable):
+            variables += 1
         elif any(c.__name__ == "BaseSession" for c in kind.__mro__):
             sessions += not getattr(o, "_closed", True)
     gpu = None
     if device == "GPU":
         gpu = tf.config.experimental.get_memory_info("GPU:0")["current"]
     ops = len(tf.compat.v1.get_default_graph().get_operations())
-    return {"graph_ops": ops, "traces": traces, "sessions": sessions, "gpu_bytes": gpu}
+    return {
+        "graph_ops": ops,
+        "graphs": graphs,
+        "variables": variables,
+        "traces": traces,
+        "sessions": sessions,
+        "gpu_bytes": gpu,
+    }
+
+
+@contextmanager
+def made() -> Iterator[dict[str, Any]]:
+    """What the calls inside make of TensorFlow's: tf.function objects (`functions`, and
+    `functions_at`, the step's line that made the most) and graphs traced (`graphs`: every
+    FuncGraph built), counted where each is constructed; nothing where TensorFlow is not
+    imported."""
+    found: dict[str, Any] = {"functions": 0, "graphs": 0, "functions_at": None}
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        yield found
+        return
+    from tensorflow.python.framework import func_graph
+
+    sites = Counter[str]()
+
+    def counting(kind: type, key: str) -> None:
+        original = getattr(kind, "__init__")  # noqa: B009 (mypy: no __init__ of a type)
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            if type(self) is kind:  # not a subclass's: a cond's branch is no trace
+                found[key] += 1
+                if key == "functions":
+                    sites[_steps_frame(_stack(sys._getframe(1)))] += 1
+            original(self, *args, **kwargs)
+
+        setattr(kind, "__init__", __init__)  # noqa: B010 (as above)
+
+    kinds = {"functions": type(tf.function(lambda: None)), "graphs": func_graph.FuncGraph}
+    own = {key: vars(kind).get("__init__") for key, kind in kinds.items()}
+    for key, kind in kinds.items():
+        counting(kind, key)
+    try:
+        yield found
+    finally:
+        for key, kind in kinds.items():
+            if own[key] is None:
+                delattr(kind, "__init__")  # it was inherited
+            else:
+                setattr(kind, "__init__", own[key])  # noqa: B010 (as above)
+        found["functions_at"] = sites.most_common(1)[0][0] if sites else None
+
+
+def _stack(frame: types.FrameType | None) -> list[tuple[str, int]]:
+    """(file, line) of a frame and those that called it, innermost first (no source read:
+    linecache's copies would be allocations of the step's)."""
+    frames = []
+    while frame is not None:
+        frames.append((frame.f_code.co_filename, frame.f_lineno))
+        frame = frame.f_back
+    return frames
+
+
+def _owner(found: dict[int, Any], before: set[int]) -> Any:
+    """One of the objects that survived the calls, to look for what holds it: a graph, a
+    variable, a tf.function or a Session where TensorFlow's state grew, else one of the type
+    whose new objects are the largest."""
+    new = [o for k, o in found.items() if k not in before]
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        for kind in (tf.Graph, tf.Variable):
+            mine = [o for o in new if isinstance(o, kind)]
+            if mine:
+                return mine[-1]
+    sizes = Counter[type]()
+    for o in new:
+        sizes[type(o)] += sys.getsizeof(o)
+    if not sizes:
+        return None
+    largest = sizes.most_common(1)[0][0]
+    return next(o for o in reversed(new) if type(o) is largest)
+
+
+def holder(found: dict[int, Any], before: set[int]) -> dict[str, str] | None:
+    """What holds a surviving object: its type and the path of references from a module
+    (tfbench.explain.holders), or None where nothing new survived."""
+    sample = _owner(found, before)
+    if sample is None:
+        return None
+    path = holders.Index(leave_out=[found, before]).holder(sample)
+    return {"type": type(sample).__qualname__, "path": path or "no module reaches it"}
 
 
 def _per_call(after: dict, before: dict, calls: int) -> dict[str, float | None]:
@@ -114,20 +241,29 @@ def _sites(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot) -> tuple[int
 
 
 def python_window(step: Callable[[], Any], calls: int, device: str) -> dict[str, Any]:
-    """Objects, allocation sites and TensorFlow's state, before and after `calls` calls."""
-    counted, state = objects(), tf_state(device)
+    """Objects, allocation sites, TensorFlow's state and what the calls make, before and
+    after `calls` calls (PYTHON_CALLS at most); what holds the objects that survive."""
+    calls = min(calls, PYTHON_CALLS)
+    found = live()
+    counted, before = _census(found), set(found)
+    del found
+    state = tf_state(device)
     tracemalloc.start(FRAMES)
     try:
         first = tracemalloc.take_snapshot()
-        for _ in range(calls):
-            step()
+        with made() as making:
+            for _ in range(calls):
+                step()
         gc.collect()
         last = tracemalloc.take_snapshot()
     finally:
         tracemalloc.stop()
     total, by_site = _sites(first, last)
     del first, last  # their traces are objects too, not the step's: gone before the census
-    grown = objects() - counted
+    found = live(before, counted, by_site)
+    grown = _census(found) - counted
+    kept = holder(found, before) if grown else None
+    del found, before
     sites = [(w, b / calls) for w, b in by_site.most_common(TOP) if b / calls >= SITE_FLOOR]
     return {
         "python_bytes_per_call": total / calls,
@@ -138,6 +274,12 @@ def python_window(step: Callable[[], Any], calls: int, device: str) -> dict[str,
             if n / calls >= layers.TF_GROWTH
         ],
         "tf": _per_call(tf_state(device), state, calls),
+        "made": {
+            "functions": making["functions"] / calls,
+            "graphs": making["graphs"] / calls,
+            "functions_at": making["functions_at"],
+        },
+        "holder": kept,
     }
 
 
@@ -189,6 +331,19 @@ def _allocator(symbol: str) -> bool:
     return "alloc" in symbol.lower() or symbol.startswith(("operator new", "mmap"))
 
 
+def _python_object(natives: list[str]) -> bool:
+    """Whether an allocation's native stack (innermost first) is a Python object's: one of
+    the allocating frames, before the first that allocates nothing, is Python's allocator.
+    Frames further out are the interpreter calling into a library, which says nothing of
+    whose memory it is."""
+    for symbol in natives:
+        if symbol.startswith(PYTHON_ALLOCATORS):
+            return True
+        if not _allocator(symbol):
+            return False
+    return False
+
+
 def _memray(extra_path: str | None):
     try:
         import memray
@@ -220,9 +375,10 @@ def native_window(step: Callable[[], Any], calls: int, extra_path: str | None) -
             where: Counter = Counter()
             for r in sorted(records, key=lambda r: -r.size)[: 4 * TOP]:
                 natives = [s for s, _, _ in r.native_stack_trace(max_stacks=16)]
-                if any(s.startswith(PYTHON_ALLOCATORS) for s in natives):
+                if _python_object(natives):
                     continue  # a Python object's memory: tracemalloc's layer
-                code = [(file, line) for _, file, line in r.stack_trace(max_stacks=FRAMES)]
+                stack = r.stack_trace(max_stacks=NATIVE_FRAMES)
+                code = [(file, line) for _, file, line in stack]
                 first = _short(next((s for s in natives if not _allocator(s)), "?"))
                 where[f"{_steps_frame(code)} ({first})"] += r.size
     stacks = [(w, b / calls) for w, b in where.most_common(TOP) if b / calls >= SITE_FLOOR]
@@ -252,6 +408,7 @@ def explain(
             ready.step()
         calls = ready.iterations
         budget = limits.budget_bytes or supervisor.default_budget_bytes()
+        say(f"window 1 of 4: {calls} calls untraced (what is kept, garbage, RSS)")
         reading = steps.measure(ready.step, calls, 0, budget)
         result.update(
             params=ready.params,
@@ -271,10 +428,17 @@ def explain(
         if reading.status != "ok":
             result["error"] = "stopped at the memory budget in the untraced window"
             return result
+        say(
+            f"window 2 of 4: {min(calls, PYTHON_CALLS)} calls under tracemalloc (Python "
+            "objects, TensorFlow's state, what holds them)"
+        )
         result.update(python_window(ready.step, calls, ready.device))
         if (reading.garbage_bytes_per_iteration or 0) >= layers.NOTABLE:
+            say(f"window 3 of 4: {min(calls, NATIVE_CALLS)} calls keeping their garbage")
             result["garbage"] = garbage_window(ready.step, calls)
+        say(f"window 4 of 4: {min(calls, NATIVE_CALLS)} calls under memray (native stacks)")
         native = native_window(ready.step, calls, memray_path)
+        say("read")
         result.update(native=native, **split(result))
         result.update(layer=layers.layer(result), conclusion=layers.conclusion(result))
     except Exception as e:
