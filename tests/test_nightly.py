@@ -44,13 +44,14 @@ def test_a_step_names_the_last_good_and_first_bad_build_in_few_reads():
     found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
     assert found.kind == "step"
     assert (found.last_good, found.first_bad) == (BUILDS[16], BUILDS[17])
-    assert len(set(reads)) <= 2 + 5  # the ends and log2(26) builds between
+    # the ends, a sample of policy.SAMPLE between them, log2 of the span that parts
+    assert len(set(reads)) <= 2 + policy.SAMPLE + 3
     assert len(reads) <= 2 * len(set(reads)) + 8
 
 
-def test_a_step_is_found_beside_smaller_moves_elsewhere():
+def test_every_step_is_found_the_largest_first():
     """As TensorFlow's footprint read over the 2.22 nightlies: +16 MiB in one build, then
-    moves of 1-4 MiB; the build between the ends reads apart from both."""
+    moves of 1-4 MiB, each past the footprint's floor: each named, the largest first."""
     steps = {3: 16 * MiB, 15: -1 * MiB, 22: 4 * MiB}
 
     def value(i):
@@ -60,13 +61,21 @@ def test_a_step_is_found_beside_smaller_moves_elsewhere():
     found = policy.bisect(BUILDS, "footprint-heap", measure, say=lambda s: None)
     assert found.kind == "step"
     assert (found.last_good, found.first_bad) == (BUILDS[2], BUILDS[3])
-    assert len(set(reads)) <= 2 + 6
+    assert found.steps == [
+        (BUILDS[2], BUILDS[3]),
+        (BUILDS[21], BUILDS[22]),
+        (BUILDS[14], BUILDS[15]),
+    ]
+    assert len(set(reads)) < len(BUILDS) // 2
 
 
-def test_two_equal_steps_name_neither():
-    measure, _ = backend(lambda i: 20 * KiB + 10 * KiB * ((i >= 7) + (i >= 20)))
+def test_a_leak_that_comes_and_goes_between_alike_ends_is_two_steps():
+    """The ends read alike; a build between them does not: the change that appears and
+    the one that takes it back are both named."""
+    measure, _ = backend(lambda i: 45 * KiB if 7 <= i < 20 else 20 * KiB)
     found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
-    assert found.kind == "drift" and found.first_bad is None
+    assert found.kind == "step"
+    assert set(found.steps) == {(BUILDS[6], BUILDS[7]), (BUILDS[19], BUILDS[20])}
 
 
 def test_a_drift_names_no_build_and_draws_the_curve():
@@ -77,11 +86,11 @@ def test_a_drift_names_no_build_and_draws_the_curve():
     assert len(values) >= 5 and values == sorted(values)
 
 
-def test_ends_that_read_alike_say_no_nightly_shows_the_change():
+def test_builds_that_read_alike_say_no_nightly_shows_the_change():
     measure, reads = backend(lambda i: 20 * KiB, noise=0.01)
     found = policy.bisect(BUILDS, "retained", measure, say=lambda s: None)
-    assert found.kind == "none" and found.first_bad is None
-    assert set(reads) == {BUILDS[0].version, BUILDS[-1].version}
+    assert found.kind == "none" and found.first_bad is None and found.steps == []
+    assert len(set(reads)) == 2 + policy.SAMPLE  # the ends and the sample between them
 
 
 def test_broken_builds_are_skipped_and_said():
@@ -149,19 +158,19 @@ def test_time_is_compared_in_pairs_and_names_the_build_the_pairs_part_at():
     found = policy.bisect(BUILDS, "time", measure, say=lambda s: None, pair=pair)
     assert found.kind == "step"
     assert (found.last_good, found.first_bad) == (BUILDS[16], BUILDS[17])
-    assert (found.times[0]["old"], found.times[0]["new"]) == (
-        BUILDS[0].version,
-        BUILDS[-1].version,
-    )
-    assert len(found.times) <= 1 + 2 * 5  # the ends, then two pairs a build visited
+    sampled = len(policy._spread(0, len(BUILDS) - 1))
+    first = [(t["old"], t["new"]) for t in found.times[: sampled - 1]]
+    second = policy._spread(0, len(BUILDS) - 1)[1]
+    assert first[0] == (BUILDS[0].version, BUILDS[second].version)  # the sample's neighbours
+    assert len(found.times) <= sampled - 1 + 2 * 3  # then two pairs a build visited
     assert len(reads) == 2 * len(set(reads))  # a build's readings: MIN_READINGS, no more
 
 
-def test_time_read_the_same_at_the_ends_is_no_nightly_and_unknown_is_undecided():
+def test_time_read_the_same_at_every_build_is_no_nightly_and_unknown_is_undecided():
     measure, _ = backend(lambda i: 20 * KiB)
     same = policy.bisect(BUILDS, "time", measure, lambda s: None, pairs(lambda i, j: False))
-    assert same.kind == "none" and len(same.times) == 1
-    middle = BUILDS[13].version
+    assert same.kind == "none" and len(same.times) == policy.SAMPLE + 1  # the sample's pairs
+    middle = BUILDS[16].version  # the middle of the sampled span that parts (14, 18)
     pair = pairs(lambda i, j: i < 17 <= j, unknown=[middle])
     undecided = policy.bisect(BUILDS, "time", measure, lambda s: None, pair)
     assert undecided.kind == "unknown" and undecided.undecided == middle

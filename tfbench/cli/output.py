@@ -366,6 +366,7 @@ def nightly(data: Mapping[str, Any]) -> str:
             f"  first bad  {bad}  {commits.get(bad) or '?'}",
             f"  commits    {data.get('compare_url') or 'n/a (a GIT_VERSION is missing)'}",
         ]
+        head += _steps(data)
     elif kind == "drift":
         head = [f"{metric} drifts over the nightlies: no single build holds the change"]
     elif kind == "none":
@@ -404,6 +405,25 @@ def nightly(data: Mapping[str, Any]) -> str:
         [*head, *_times(data.get("times", [])), "builds read (oldest first):", *rows, *skipped]
         + [f"({data['seconds']:.0f} s)"]
     )
+
+
+def _steps(data: Mapping[str, Any]) -> list[str]:
+    """Every step of a nightly bisection, largest first, with its direction and size (its
+    builds' medians; time, the pairs' ratio)."""
+    from tfbench.nightly import policy
+
+    metric, lines = data["metric"], []
+    ratios = {(t["old"], t["new"]): t.get("ratio") for t in data.get("times", [])}
+    for a, b in data.get("steps", []):
+        if metric == "time":
+            ratio = ratios.get((a, b)) or 1.0
+            worse, said = ratio > 1, f"x{ratio:.3f}"
+        else:
+            va, vb = (policy.median(metric, data["readings"].get(v, [])) for v in (a, b))
+            worse = (vb or 0.0) > (va or 0.0)
+            said = f"{policy.figure_text(metric, va)} -> {policy.figure_text(metric, vb)}"
+        lines.append(f"  {'worse' if worse else 'better':<6}  {a} -> {b}  {escape.plain(said)}")
+    return ["  every step, largest first:", *lines] if len(lines) > 1 else []
 
 
 def watch_calls(read: list[str], calls: list[Any]) -> str:

@@ -67,8 +67,10 @@ class Bisection(TypedDict):
     builds: list[fields.Build]
     readings: dict[str, list[dict[str, Any]]]  # nightly version -> records
     broken: dict[str, str]  # nightly version -> why
-    last_good: str | None
+    last_good: str | None  # of the largest step
     first_bad: str | None
+    steps: list[list[str]]  # every step, [last good, first bad], largest first (absent
+    # before: the one named)
     undecided: str | None
     times: list[fields.Compared]  # time: each pair of builds read in pairs (absent before: none)
     compare_url: str | None
@@ -127,6 +129,7 @@ def check(value: Any) -> Bisection:
         broken=field(data, "broken", by_build(grammar.text)),
         last_good=field(data, "last_good", optional(build)),
         first_bad=field(data, "first_bad", optional(build)),
+        steps=_steps(data, build),
         undecided=optional(build)(data.get("undecided"), "undecided"),
         times=grammar.each(
             data.get("times", []), "times", lambda v, f: fields.compared(v, f, build)
@@ -143,6 +146,22 @@ def check(value: Any) -> Bisection:
         seconds=field(data, "seconds", grammar.number),
         elsewhere=grammar.each(data.get("elsewhere", []), "elsewhere", elsewhere),
     )
+
+
+def _steps(data: dict[str, Any], build: Callable[[Any, str], str]) -> list[list[str]]:
+    """Every step as [last good, first bad] builds of the bisection, the largest first;
+    kept before steps were: the one it named."""
+    if "steps" not in data:
+        good, bad = data.get("last_good"), data.get("first_bad")
+        return [[good, bad]] if good and bad else []
+
+    def step(value: Any, where: str) -> list[str]:
+        pair = grammar.each(value, where, build)
+        if len(pair) != 2:
+            raise Invalid(where, f"{len(pair)} builds where a step has 2")
+        return pair
+
+    return grammar.each(data["steps"], "steps", step)
 
 
 def _pin_change(value: Any, where: str) -> str:

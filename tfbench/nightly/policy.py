@@ -8,12 +8,17 @@ readings. Time is compared the gate's way instead (`Pair`: the two builds read i
 processes, tfbench.pairs): DIFFERENT is apart, SAME alike, UNKNOWN undecided. A build that
 cannot be installed or imported is skipped, and said so.
 
+The ends and SAMPLE builds spread between them are read first, so that a change that comes
+and goes between two builds reading alike is seen; then every span whose ends read apart is
+split until its builds are neighbours (a step), or its middle reads like both ends (a drift
+over its builds).
+
 What the bisection can conclude (`Found.kind`):
-- step: one pair of adjacent builds holds most of the change between the ends (more than
-  STEP_SHARE; smaller moves elsewhere are read, not named);
-- drift: the change is spread over builds (no span of builds holds more than STEP_SHARE):
-  no single build is named, the curve is;
-- none: the ends read alike: no nightly in the range shows the change (it is on the
+- step: neighbouring builds that read apart, each named (`steps`, largest first; the
+  largest is the last good and first bad build);
+- drift: the change is spread over builds (no two neighbours read apart): no single build
+  is named, the builds read draw the curve;
+- none: every build read alike: no nightly in the range shows the change (it is on the
   release branch, or in a dependency);
 - unknown: a build could not be decided, or every build between the ends was broken.
 """
@@ -31,8 +36,7 @@ from tfbench.units import format_value
 
 MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
 MAX_READINGS = 6
-STEP_SHARE = 0.5  # a step holds more than half the change between the ends
-CURVE_POINTS = 5  # builds read between the ends to draw a drift
+SAMPLE = 5  # builds read between the ends before any split
 
 
 class Broken(Exception):
@@ -60,8 +64,9 @@ class Found:
     builds: list[Build]  # the range, oldest first
     readings: dict[str, list[Reading]] = field(default_factory=dict)  # version -> readings
     broken: dict[str, str] = field(default_factory=dict)  # version -> why
-    last_good: Build | None = None
+    last_good: Build | None = None  # of the largest step
     first_bad: Build | None = None
+    steps: list[tuple[Build, Build]] = field(default_factory=list)  # largest first
     undecided: str | None = None  # the build that could not be decided
     times: list[dict[str, Any]] = field(default_factory=list)  # time: each pair compared
 
@@ -154,8 +159,8 @@ class _Reader:
         return have
 
     def decide(self, build: Build, good: Build, bad: Build) -> str | None:
-        """good, bad, between (apart from both) or undecided for a build, reading it (and
-        the ends) until they decide; None when the build is broken."""
+        """good, bad, between (apart from both), alike (like both: a drift) or undecided for
+        a build, reading it (and the ends) until they decide; None when it is broken."""
         count = MIN_READINGS
         while True:
             if self.read(build, count) is None:
@@ -167,6 +172,8 @@ class _Reader:
                 return "bad"
             if to_good == to_bad == "apart":
                 return "between"
+            if to_good == to_bad == "alike":
+                return "alike"
             if count >= MAX_READINGS or self.pair:
                 return "undecided"
             count += 1
@@ -179,49 +186,53 @@ def bisect(
     say: Callable[[str], None] = print,
     pair: Pair | None = None,
 ) -> Found:
-    """Bisect the builds (oldest first) for the change between the first and the last.
-
-    The span holding the largest change is split first, so that a step is found beside
-    smaller moves elsewhere (a build between the ends may read apart from both); when no
-    span left holds more than STEP_SHARE of the change, it is a drift."""
+    """Every step between the builds (oldest first): the ends and SAMPLE builds between
+    them read, then every span whose ends read apart split, the largest change first, until
+    its builds are neighbours (a step) or its middle reads like both ends (a drift)."""
     found = Found(metric, "unknown", list(builds))
     reader = _Reader(found, measure, say, pair)
     ends = _working_ends(builds, reader)
     if ends is None:
         return found
-    verdict = _ends(reader, builds[ends[0]], builds[ends[1]])
-    if verdict != "apart":
-        found.kind = "none" if verdict == "alike" else "unknown"
-        return found
-
-    def change(span: tuple[int, int]) -> float:
-        return reader.change(builds[span[0]], builds[span[1]])
-
-    total = change(ends)
-    spans = [ends]  # spans of builds whose ends read apart
-    while True:
-        span = max(spans, key=lambda s: abs(change(s)))
-        if total == 0 or change(span) / total <= STEP_SHARE:
-            found.kind = "drift"
-            _curve(builds, ends, reader)
-            return found
-        lo, hi = span
-        mid = _next(builds, lo, hi, found.broken)
-        if mid is None:  # adjacent working builds: the step
-            found.kind, found.last_good, found.first_bad = "step", builds[lo], builds[hi]
-            return found
-        side = reader.decide(builds[mid], builds[lo], builds[hi])
-        if side is None:  # broken: the next split passes it by
-            continue
-        if side == "undecided":
-            found.undecided = builds[mid].version
-            found.last_good, found.first_bad = builds[lo], builds[hi]
-            return found
+    lo, hi = ends
+    read = [i for i in _spread(lo, hi) if reader.read(builds[i], MIN_READINGS) is not None]
+    verdicts = {(i, j): _ends(reader, builds[i], builds[j]) for i, j in zip(read, read[1:])}
+    spans = [span for span, verdict in verdicts.items() if verdict == "apart"]
+    drifts, undecided = 0, None
+    while spans:
+        span = max(spans, key=lambda s: abs(reader.change(builds[s[0]], builds[s[1]])))
         spans.remove(span)
-        if side in ("bad", "between"):
-            spans.append((lo, mid))
-        if side in ("good", "between"):
-            spans.append((mid, hi))
+        mid = _next(builds, *span, found.broken)
+        if mid is None:  # neighbouring working builds: a step
+            found.steps.append((builds[span[0]], builds[span[1]]))
+            continue
+        side = reader.decide(builds[mid], builds[span[0]], builds[span[1]])
+        if side is None:  # broken: the next split passes it by
+            spans.append(span)
+        elif side == "undecided":
+            found.undecided, undecided = builds[mid].version, span
+        elif side == "alike":  # like both ends: the change is spread over the span
+            drifts += 1
+        else:
+            spans += [(span[0], mid)] * (side in ("bad", "between"))
+            spans += [(mid, span[1])] * (side in ("good", "between"))
+    found.steps.sort(key=lambda s: -abs(reader.change(*s)))
+    if found.steps:
+        found.kind = "step"
+        found.last_good, found.first_bad = found.steps[0]
+    elif undecided:  # the span it could not split
+        found.last_good, found.first_bad = builds[undecided[0]], builds[undecided[1]]
+    elif drifts:
+        found.kind = "drift"
+    elif "undecided" not in verdicts.values():
+        found.kind = "none"
+    return found
+
+
+def _spread(lo: int, hi: int) -> list[int]:
+    """lo, hi and up to SAMPLE indices spread evenly between them."""
+    inside = {lo + round(k * (hi - lo) / (SAMPLE + 1)) for k in range(1, SAMPLE + 1)}
+    return sorted(inside | {lo, hi})
 
 
 def _working_ends(builds: list[Build], reader: _Reader) -> tuple[int, int] | None:
@@ -249,10 +260,3 @@ def _next(builds: list[Build], lo: int, hi: int, broken: dict[str, str]) -> int 
     inside = [i for i in range(lo + 1, hi) if builds[i].version not in broken]
     middle = (lo + hi) / 2
     return min(inside, key=lambda i: (abs(i - middle), i)) if inside else None
-
-
-def _curve(builds: list[Build], ends: tuple[int, int], reader: _Reader) -> None:
-    """Read CURVE_POINTS builds spread over the range: the shape of a drift."""
-    lo, hi = ends
-    for k in range(1, CURVE_POINTS + 1):
-        reader.read(builds[lo + round(k * (hi - lo) / (CURVE_POINTS + 1))], MIN_READINGS)

@@ -116,6 +116,7 @@ def kept(found: Found, target: targets.Target, commits: dict[str, str], seconds:
         "broken": found.broken,
         "last_good": good and good.version,
         "first_bad": bad and bad.version,
+        "steps": [[a.version, b.version] for a, b in found.steps],
         "undecided": found.undecided,
         "times": found.times,
         "compare_url": good
