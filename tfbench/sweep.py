@@ -240,8 +240,9 @@ def change(metric: str, a: Record, b: Record, times: dict[str, Any] | None = Non
 
 
 def _leak(a: Record, b: Record) -> Change:
-    """A leak that appears, stops (and whether its bytes become garbage), grows or shrinks:
-    its size what the step keeps a call (RSS's growth where the heap was not read)."""
+    """A leak that appears, stops, grows or shrinks (and where it keeps less, whether its
+    bytes become garbage, and how high a loop piles that): its size what the step keeps a
+    call (RSS's growth where the heap was not read)."""
     ends = (a["release"], b["release"])
     kept = figures.named(_kept(a, b))
     va, vb = float(kept.of(a) or 0.0), float(kept.of(b) or 0.0)
@@ -252,12 +253,12 @@ def _leak(a: Record, b: Record) -> Change:
         return Change(*ends, WORSE, size, f"a leak appears: {moved}")
     if a["leak"] and not b["leak"]:
         said = f"the leak stops: {moved}"
-        ga, gb = (float(figures.named("garbage").of(r) or 0.0) for r in (a, b))
-        if gb - ga > floors.garbage([ga, gb]):
-            said += f"; it becomes garbage, {bytes_(ga)} -> {bytes_(gb)}"
-            pile = (b.get("collector") or {}).get("pile_bytes")
-            if pile:
-                said += f" that a loop piles to {format_value(pile, 'bytes')}"
-        return Change(*ends, BETTER, size, said)
-    grows = "grows" if size > 0 else "shrinks"
-    return Change(*ends, WORSE if size > 0 else BETTER, size, f"the leak {grows}: {moved}")
+    else:
+        said = f"the leak {'grows' if size > 0 else 'shrinks'}: {moved}"
+    ga, gb = (float(figures.named("garbage").of(r) or 0.0) for r in (a, b))
+    if size < 0 and gb - ga > floors.garbage([ga, gb]):
+        said += f"; it becomes garbage, {bytes_(ga)} -> {bytes_(gb)}"
+        pile = (b.get("collector") or {}).get("pile_bytes")
+        if pile:
+            said += f" that a loop piles to {format_value(pile, 'bytes')}"
+    return Change(*ends, WORSE if size > 0 else BETTER, size, said)

@@ -142,15 +142,25 @@ def _row(r: Record) -> str:
     return (
         f"{r['release']:<9} {r['seconds_per_iteration'] * 1e3:>9.3f} ms  "
         f"{exact(r.get('heap_peak_increase_bytes')):>11}  {kept}"
-        f"  {exact(r.get('garbage_bytes_per_iteration')):>11}"
+        f"  {exact(r.get('garbage_bytes_per_iteration')):>11}  {_pile(r):>10}"
         f"  {exact(r['peak_increase_bytes']):>11}  {exact(r['growth_bytes_per_iteration']):>11}"
         f"  {verdict}{'*' if rss_only_growth(r) else ''}  {r['status']}"
     )
 
 
+def _pile(r: Record) -> str:
+    """How high a loop's garbage piles before Python's full collection frees it."""
+    pile = (r.get("collector") or {}).get("pile_bytes")
+    return exact(pile) if pile else "-"
+
+
 HEADER = (
-    "release    time/iter    heap peak  retained/iter [95% interval]  garbage/iter     "
-    "RSS peak  RSS growth  leak  status"
+    "release    time/iter    heap peak  retained/iter [95% interval]  garbage/iter    piles to"
+    "     RSS peak  RSS growth  leak  status"
+)
+PILES = (
+    "piles to: how high a loop's garbage climbs before Python's full collection frees it "
+    "(flat beside it is no leak, but a loop holds that much)"
 )
 
 
@@ -172,9 +182,17 @@ def releases(records: list[Record]) -> str:
     lines = [f"{head['scenario']}  {_params(head)}".rstrip()]
     lines += [FOOTPRINT_HEADER, *map(_footprint_row, records)] if footprint else [HEADER]
     lines += [] if footprint else [_row(r) for r in records]
+    return "\n".join(lines + _notes(records))
+
+
+def _notes(records: list[Record]) -> list[str]:
+    """What a table's marks mean, where a row carries one."""
+    notes = []
+    if any(measured(r) and _pile(r) != "-" for r in records):
+        notes.append(PILES)
     if any(measured(r) and rss_only_growth(r) for r in records):
-        lines.append(f"* {RSS_ONLY}")
-    return "\n".join(lines)
+        notes.append(f"* {RSS_ONLY}")
+    return notes
 
 
 def bisection(found: Bisection) -> str:
@@ -195,6 +213,7 @@ def bisection(found: Bisection) -> str:
         head = [f"{found.metric}: no change over {read}"]
     return "\n".join(
         [*head, *_times(found.times), "readings (release order):", HEADER, *map(_row, rows)]
+        + _notes(rows)
     )
 
 

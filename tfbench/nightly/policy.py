@@ -1,17 +1,13 @@
 """Which nightly changed a figure: the bisection over daily builds, on any backend.
 
-A build is read in fresh processes until its readings decide (Pinpoint's way): like the
-range's first build, like its last, or neither after MAX_READINGS (unknown). Two builds'
+A build is read in fresh processes until its readings decide (Pinpoint's way): two builds'
 readings are *apart* when their ranges part by more than the figure's floor (the gate's
 rule, tfbench.floors), *alike* when their medians sit within it; anything else needs more
-readings. Time is compared the gate's way instead (`Pair`: the two builds read in pairs of
-processes, tfbench.pairs): DIFFERENT is apart, SAME alike, UNKNOWN undecided. A build that
-cannot be installed or imported is skipped, and said so.
-
-The ends and SAMPLE builds spread between them are read first, so that a change that comes
-and goes between two builds reading alike is seen; then every span whose ends read apart is
-split until its builds are neighbours (a step), or its middle reads like both ends (a drift
-over its builds).
+readings, MAX_READINGS at most. Time is compared the gate's way (`Pair`: tfbench.pairs):
+DIFFERENT is apart, SAME alike, UNKNOWN undecided. A build that cannot be installed or
+imported is skipped, and said so. The ends and SAMPLE builds between them are read first (a
+change that comes and goes between builds reading alike is seen), then every span whose
+ends read apart is split until its builds are neighbours, or its middle reads like both.
 
 What the bisection can conclude (`Found.kind`):
 - step: neighbouring builds that read apart, each named (`steps`, largest first; the
