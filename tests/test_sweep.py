@@ -118,11 +118,42 @@ def test_every_release_of_a_handful_is_read_and_a_leak_that_comes_and_goes_is_tw
     assert [c.first_after for c in retained.changes] == ["2.14.1", "2.22.0rc0"]
 
 
+def test_the_tables_say_how_high_a_flat_rows_garbage_piles():
+    """A row flat beside garbage says how high a loop piles it, in `--releases` and
+    `bisect` tables alike, and the note says what the column is."""
+    from tfbench.cli import output
+
+    rows = [
+        dict(kept("2.21.0", 905 * KiB, True), seconds_per_iteration=0.1),
+        dict(kept("2.22.0rc0", 2 * KiB, False, 905 * KiB, pile=21 * MiB)),
+    ]
+    for r in rows:
+        r.update(scenario="mine.py::step", params={}, heap_peak_increase_bytes=MiB)
+    table = output.releases(rows).splitlines()
+    assert "piles to" in table[1] and table[-1] == output.PILES
+    assert "21.00 MiB" in table[3] and "21.00 MiB" not in table[2]
+    found = sweep.bisect(
+        lambda v, label="": rows[v == "2.22.0rc0"], ["2.21.0", "2.22.0rc0"], "leak"
+    )
+    assert output.bisection(found).splitlines()[-1] == output.PILES
+
+
 def test_a_leak_that_grows_is_a_change_and_changes_within_the_floors_are_left_out():
     sizes = {"2.12.1": 4.9 * KiB, "2.13.1": 4.85 * KiB, "2.14.1": 909 * KiB, "2.15.1": 909 * KiB}
     found = sweep.bisect(lambda v, label="": kept(v, sizes[v], True), list(sizes), "leak")
     assert [(c.first_after, c.direction) for c in found.changes] == [("2.14.1", "worse")]
     assert "the leak grows" in found.changes[0].said
+
+
+def test_a_leak_that_shrinks_into_garbage_says_where_its_bytes_went():
+    ends = {
+        "2.21.0": kept("2.21.0", 908 * KiB, True),
+        "2.22.0rc0": kept("2.22.0rc0", 2.5 * KiB, True, 905 * KiB, pile=21 * MiB),
+    }
+    found = sweep.bisect(lambda v, label="": ends[v], list(ends), "leak")
+    (change,) = found.changes
+    assert change.direction == "better" and "the leak shrinks" in change.said
+    assert "it becomes garbage" in change.said and "piles to 21 MiB" in change.said
 
 
 def test_many_builds_are_sampled_then_every_differing_span_split_to_neighbours():
