@@ -255,6 +255,38 @@ def test_a_new_python_scalar_each_call_is_traces():
     assert found["tf"]["traces"] == pytest.approx(1.0)
 
 
+def _line(marker: str) -> str:
+    """causes.py:N, N the line holding `marker`."""
+    lines = CAUSES.read_text().splitlines()
+    return f"{CAUSES.relative_to(ROOT)}:{next(k for k, t in enumerate(lines, 1) if marker in t)}"
+
+
+@pytest.mark.slow
+def test_a_new_function_kept_every_call_is_live_graphs_made_at_the_users_line():
+    """A @tf.function defined in the step and kept in a list: a graph a call stays alive,
+    the cause named at the line that defines it, held by the module's list."""
+    found = _explain("new_function")
+    assert found["layer"] == "tf-graphs" and found["leak"] is True
+    assert found["tf"]["graphs"] == pytest.approx(1.0, abs=0.1)
+    assert found["made"]["functions"] == pytest.approx(1.0)
+    assert found["made"]["functions_at"] == _line("@tf.function  # a new function")
+    assert found["holder"]["path"].startswith("causes.FUNCTIONS[")
+    assert "cause: a new tf.function every call, made at" in found["conclusion"]
+
+
+@pytest.mark.slow
+def test_a_list_of_variables_is_tensorflows_variables_not_unowned():
+    """64 KiB variables kept in a list: the variables' native memory, not 'no Python object
+    owns', with the cause and the list that holds them."""
+    found = _explain("variables")
+    assert found["layer"] == "tf-variables" and found["leak"] is True
+    assert found["tf"]["variables"] == pytest.approx(1.0, abs=0.1)
+    assert found["retained_bytes_per_call"] == pytest.approx(64 * KiB, rel=0.1)
+    assert "no Python object owns" not in found["conclusion"]
+    assert found["holder"]["path"].startswith("causes.VARIABLES[")
+    assert "cause: a new tf.Variable every call" in found["conclusion"]
+
+
 @pytest.mark.slow
 def test_a_flat_step_is_explained_by_nothing():
     run = subprocess.run(
@@ -302,3 +334,17 @@ def test_the_holder_is_spelled_from_the_nearest_module_down(monkeypatch):
         ".held['key'][0] (Kept)"
     )
     assert Index().holder(Kept()) is None  # nothing holds a temporary: no path
+
+
+def test_a_users_file_loaded_by_path_is_spelled_by_its_name():
+    """A step's module is loaded from its path under a name of tfbench's, in no
+    sys.modules: its globals are spelled by the file's stem."""
+    import types
+
+    from tfbench.explain.holders import Index
+
+    target = Kept()
+    module = types.ModuleType("tfbench_user_mystep")
+    module.__file__ = "/home/me/mystep.py"
+    module.KEPT = [target]
+    assert Index().holder(target) == "mystep.KEPT[0] (Kept)"

@@ -55,3 +55,26 @@ class Node:
 def cycles():
     a, b = Node(), Node()  # garbage: a cycle holding 128 KiB, freed only by the collector
     a.other, b.other = b, a
+
+
+FUNCTIONS: list = []
+
+
+def new_function():
+    import tensorflow as tf
+
+    @tf.function  # a new function every call, kept: its graph stays alive
+    def double(x):
+        return x * 2
+
+    double(tf.constant(1.0))
+    FUNCTIONS.append(double)
+
+
+VARIABLES: list = []
+
+
+def variables():
+    import tensorflow as tf
+
+    VARIABLES.append(tf.Variable(tf.zeros(SIZE // 4)))  # a new 64 KiB variable every call

@@ -14,6 +14,7 @@ import sys
 import types
 from collections import deque
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 # At most this many objects are visited up from the one asked about: a path longer than
@@ -59,12 +60,22 @@ class Index:
                 if id(holder) in parent:
                     continue
                 parent[id(holder)] = current
-                if id(holder) in self.modules:
-                    return _spelled(self.modules[id(holder)], holder, parent)
+                name = self.modules.get(id(holder)) or _namespace(holder)
+                if name:
+                    return _spelled(name, holder, parent)
                 queue.append(holder)
         if root is None:
             return None
         return _spelled(f"<{type(root).__qualname__} held from native code>", root, parent)
+
+
+def _namespace(holder: Any) -> str | None:
+    """The name of a module's globals that are not in sys.modules (a user's file, loaded
+    by path under a name of tfbench's): its file's stem."""
+    if not isinstance(holder, dict) or not {"__name__", "__spec__"} <= holder.keys():
+        return None
+    file = holder.get("__file__")
+    return Path(file).stem if isinstance(file, str) else None
 
 
 def _spelled(start: str, top: Any, parent: dict[int, Any]) -> str:

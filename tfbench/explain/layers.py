@@ -145,6 +145,8 @@ def layer(figures: dict[str, Any]) -> str:
             return "garbage"
         return "heap" if unreturned >= NOTABLE and figures["rss_bytes_per_call"] > 0 else "none"
     state = growing(figures)
+    if state and cause(figures) == "new-function" and "graphs" in state:
+        return "tf-graphs"  # each new function's one trace, its graph alive: no retrace
     if state:
         return f"tf-{state[0]}"
     python, native = figures["python_bytes_per_call"], figures["native_bytes_per_call"]
@@ -191,7 +193,7 @@ def _owner(figures: dict[str, Any]) -> str:
     if found.startswith("tf-"):
         key = found[3:]
         what, unit = TF_STATE[key]
-        text = f"{head}: {what}, {figures['tf'][key]:+.2g} {unit}/call"
+        text = f"{head}: {what}, {_count(figures['tf'][key])} {unit}/call"
         if native >= NOTABLE:
             text += f", owning {_per_call(native)} of native memory ({_share(native, figures)})"
     elif found == "python":
@@ -201,10 +203,15 @@ def _owner(figures: dict[str, Any]) -> str:
     else:
         text = f"{head}: {_unowned(native, figures)}"
     if objects:
-        text += "; " + ", ".join(f"{o['per_call']:+.2g} {o['type']}/call" for o in objects[:3])
+        text += "; " + ", ".join(f"{_count(o['per_call'])} {o['type']}/call" for o in objects[:3])
     if not memray.get("available"):
         text += f"; native stacks unavailable ({memray.get('why', 'not measured')})"
     return text
+
+
+def _count(per_call: float) -> str:
+    """A count a call, signed: whole from ten up (+641, not +6.4e+02), else two figures."""
+    return f"{per_call:+,.0f}" if abs(per_call) >= 10 else f"{per_call:+.2g}"
 
 
 def _unowned(native: float, figures: dict[str, Any]) -> str:
