@@ -348,3 +348,22 @@ def test_a_users_file_loaded_by_path_is_spelled_by_its_name():
     module.__file__ = "/home/me/mystep.py"
     module.KEPT = [target]
     assert Index().holder(target) == "mystep.KEPT[0] (Kept)"
+
+
+def test_counts_read_whole_from_ten_up():
+    """+641 dict/call, 1,370 objects/call: not +6.4e+02, 1.37e+03."""
+    found = figures(
+        leak=False,
+        retained_bytes_per_call=0.0,
+        garbage_bytes_per_call=905 * KiB,
+        garbage_objects_per_call=1370.4,
+        objects=[{"type": "dict", "per_call": 641.0}, {"type": "cell", "per_call": 0.5}],
+        garbage={"types": [], "sites": []},
+        collector={},
+    )
+    assert "in 1,370 objects/call" in layers.garbage(found)
+    kept = figures(
+        python_bytes_per_call=64 * KiB,
+        objects=[{"type": "dict", "per_call": 641.0}, {"type": "cell", "per_call": 0.5}],
+    )
+    assert "+641 dict/call, +0.5 cell/call" in layers.conclusion(kept)

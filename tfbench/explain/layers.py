@@ -236,7 +236,7 @@ def garbage(figures: dict[str, Any]) -> str:
     before a collection frees it, and what a user can do."""
     text = (
         f"garbage: cycles awaiting the collector, {_per_call(figures['garbage_bytes_per_call'])}"
-        f" in {figures.get('garbage_objects_per_call') or 0:.3g} objects/call"
+        f" in {_count(figures.get('garbage_objects_per_call') or 0.0).lstrip('+')} objects/call"
     )
     found = figures.get("garbage") or {}
     if found.get("types"):
