@@ -168,6 +168,7 @@ def test_each_cause_from_what_a_call_makes_and_the_state_that_grows():
     assert cause(graph_ops=3.0) == "graph-ops"
     assert cause(variables=1.0) == "variables"
     assert cause(sessions=1.0) == "sessions"
+    assert cause(tensors=1.0) == "tensors"
     assert cause(graphs=0.2, traces=0.1) is None
     assert layers.cause_text(figures()) == ""
 
@@ -285,6 +286,19 @@ def test_a_list_of_variables_is_tensorflows_variables_not_unowned():
     assert "no Python object owns" not in found["conclusion"]
     assert found["holder"]["path"].startswith("causes.VARIABLES[")
     assert "cause: a new tf.Variable every call" in found["conclusion"]
+
+
+@pytest.mark.slow
+def test_a_list_of_eager_tensors_is_tensors_not_unowned():
+    """64 KiB eager tensors kept in a list (the article's returned tensors): their buffers
+    are the tensors', held by the list, not 'no Python object owns'."""
+    found = _explain("tensors")
+    assert found["layer"] == "tf-tensors" and found["leak"] is True
+    assert found["tf"]["tensors"] == pytest.approx(1.0, abs=0.1)
+    assert found["retained_bytes_per_call"] == pytest.approx(64 * KiB, rel=0.1)
+    assert "no Python object owns" not in found["conclusion"]
+    assert found["holder"]["path"].startswith("causes.TENSORS[")
+    assert "cause: a tensor kept every call" in found["conclusion"]
 
 
 @pytest.mark.slow

@@ -78,3 +78,12 @@ def variables():
     import tensorflow as tf
 
     VARIABLES.append(tf.Variable(tf.zeros(SIZE // 4)))  # a new 64 KiB variable every call
+
+
+TENSORS: list = []
+
+
+def tensors():
+    import tensorflow as tf
+
+    TENSORS.append(tf.ones(SIZE // 4))  # an eager tensor kept every call: 64 KiB of TF's

@@ -30,6 +30,7 @@ TF_STATE = {
     "sessions": ("Sessions stay open", "Sessions"),
     "variables": ("variables stay alive", "variables"),
     "graphs": ("graphs stay alive", "graphs"),
+    "tensors": ("eager tensors stay alive", "tensors"),
 }
 # The causes users hit most, each with its fix: cause -> (what the step does, the fix).
 CAUSES = {
@@ -49,6 +50,10 @@ CAUSES = {
     "variables": (
         "a new tf.Variable every call",
         "create it once, outside the step, and assign() to it",
+    ),
+    "tensors": (
+        "a tensor kept every call",
+        "keep what you need as NumPy (`.numpy()`) or a number, and let the tensor go",
     ),
     "sessions": (
         "a Session left open every call",
@@ -95,10 +100,15 @@ def cause(figures: dict[str, Any]) -> str | None:
         return "new-function"
     if "traces" in state or (made.get("graphs") or 0) >= TF_GROWTH:
         return "retracing"
-    for key, found in (("graph_ops", "graph-ops"), ("variables", "variables")):
+    for key, found in (
+        ("graph_ops", "graph-ops"),
+        ("variables", "variables"),
+        ("sessions", "sessions"),
+        ("tensors", "tensors"),
+    ):
         if key in state:
             return found
-    return "sessions" if "sessions" in state else None
+    return None
 
 
 def cause_text(figures: dict[str, Any]) -> str:

@@ -109,21 +109,27 @@ def _census(found: dict[int, Any]) -> Counter:
 
 def tf_state(device: str) -> dict[str, int | None]:
     """TensorFlow's state this process holds, where it has imported TensorFlow: operations
-    in the default graph, graphs and variables alive, traces of the live tf.functions, open
-    Sessions, GPU memory in use."""
+    in the default graph, graphs, variables and eager tensors alive, traces of the live
+    tf.functions, open Sessions, GPU memory in use."""
     tf = sys.modules.get("tensorflow")
     if tf is None:
         return {}
-    traces = sessions = graphs = variables = 0
+    traces = sessions = graphs = variables = tensors = 0
     for o in gc.get_objects():
         kind = type(o)
+        # the classes' own lines, not isinstance: tf.Variable's ABCMeta keeps a weak
+        # reference for every class it is asked about (~14,000 at a first reading), which
+        # the census would count as the step's
+        mro = kind.__mro__
         if callable(getattr(kind, "experimental_get_tracing_count", None)):
             traces += o.experimental_get_tracing_count()
-        elif isinstance(o, tf.Graph):
+        elif tf.Graph in mro:
             graphs += 1
-        elif isinstance(o, tf.Variable):
+        elif tf.Variable in mro:
             variables += 1
-        elif any(c.__name__ == "BaseSession" for c in kind.__mro__):
+        elif kind.__name__ == "EagerTensor":
+            tensors += 1
+        elif any(c.__name__ == "BaseSession" for c in mro):
             sessions += not getattr(o, "_closed", True)
     gpu = None
     if device == "GPU":
@@ -133,6 +139,7 @@ def tf_state(device: str) -> dict[str, int | None]:
         "graph_ops": ops,
         "graphs": graphs,
         "variables": variables,
+        "tensors": tensors,
         "traces": traces,
         "sessions": sessions,
         "gpu_bytes": gpu,
@@ -193,13 +200,15 @@ def _stack(frame: types.FrameType | None) -> list[tuple[str, int]]:
 
 def _owner(found: dict[int, Any], before: set[int]) -> Any:
     """One of the objects that survived the calls, to look for what holds it: a graph, a
-    variable, a tf.function or a Session where TensorFlow's state grew, else one of the type
+    variable, an operation or an eager tensor, where one survived, else one of the type
     whose new objects are the largest."""
     new = [o for k, o in found.items() if k not in before]
     tf = sys.modules.get("tensorflow")
     if tf is not None:
-        for kind in (tf.Graph, tf.Variable):
-            mine = [o for o in new if isinstance(o, kind)]
+        for kind in (tf.Graph, tf.Variable, tf.Operation, tf.Tensor):
+            mine = [o for o in new if kind in type(o).__mro__]
+            if kind is tf.Tensor:  # a graph's tensors are its own: eager ones only
+                mine = [o for o in mine if type(o).__name__ == "EagerTensor"]
             if mine:
                 return mine[-1]
     sizes = Counter[type]()
@@ -244,10 +253,10 @@ def python_window(step: Callable[[], Any], calls: int, device: str) -> dict[str,
     """Objects, allocation sites, TensorFlow's state and what the calls make, before and
     after `calls` calls (PYTHON_CALLS at most); what holds the objects that survive."""
     calls = min(calls, PYTHON_CALLS)
+    state = tf_state(device)  # first: a first reading makes the default graph, not the step
     found = live()
     counted, before = _census(found), set(found)
     del found
-    state = tf_state(device)
     tracemalloc.start(FRAMES)
     try:
         first = tracemalloc.take_snapshot()
