@@ -3,6 +3,7 @@ does not stop the next run; one run at a time on a results folder."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -87,6 +88,51 @@ def test_a_cut_file_with_no_copy_is_moved_aside_and_named(tmp_path):
     assert "new-env.json: unreadable; moved aside to" in line
     assert (kept / "aside" / "m--new-env.json").read_bytes() == b'{"resu'
     assert json.loads((root / "m" / "abc-env.json").read_text()) == RESULT  # untouched
+
+
+def _cross_device(monkeypatch) -> None:
+    """os.replace between folders fails as between two file systems (EXDEV), as where the
+    results are on a volume of their own (#79); within a folder it renames."""
+    replace = os.replace
+
+    def between_devices(source, target):
+        if Path(source).parent != Path(target).parent:
+            raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), str(source), str(target))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", between_devices)
+
+
+def test_a_cut_file_is_moved_aside_onto_another_file_system(tmp_path, monkeypatch):
+    """The results on a volume of their own: a cut file still goes aside whole (copied,
+    synced, renamed in, then removed) and the run goes on; before, the move raised EXDEV at
+    every run's start."""
+    root, kept = _folder(tmp_path)
+    (root / "m" / "new-env.json").write_bytes(b'{"resu')
+    _cross_device(monkeypatch)
+    said: list[str] = []
+    with whole.Results(root, "m", kept, said.append).kept():
+        assert not (root / "m" / "new-env.json").exists()
+    assert "new-env.json: unreadable; moved aside to" in said[0]
+    assert (kept / "aside" / "m--new-env.json").read_bytes() == b'{"resu'
+    assert not list((kept / "aside").glob(".*partial"))
+
+
+def test_a_merge_lands_whole_across_file_systems(tmp_path, monkeypatch):
+    """Staged beside the results, moved into a results folder that is a volume of its own."""
+    from tfbench.publish import merge
+
+    source, target = tmp_path / "theirs", tmp_path / "results"
+    (source / "m").mkdir(parents=True)
+    (source / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
+    (source / "probes" / "m").mkdir(parents=True)
+    probes = '{"C": {"k": [{"status": "ok"}]}, "format": 1}'
+    (source / "probes" / "m" / "abcdef01-env-cpu.json").write_text(probes)
+    _cross_device(monkeypatch)
+    done = merge.merge([source], target)
+    assert len(done.added) == 2
+    assert (target / "probes" / "m" / "abcdef01-env-cpu.json").read_text() == probes
+    assert not list(tmp_path.glob(".tfbench-merge-*"))
 
 
 def test_an_interrupt_within_puts_back_what_it_cut(tmp_path):

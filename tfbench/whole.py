@@ -46,6 +46,19 @@ def write(path: Path, data: bytes | str, sync: bool = False) -> None:
         raise OSError(e.errno, e.strerror, str(path)) from e
 
 
+def move(source: Path, target: Path) -> None:
+    """`source` to `target`, whole: renamed where both are on one file system; else (a
+    results folder on a volume of its own) copied whole beside `target`, synced and renamed
+    in, then `source` removed: a reader sees it at one place or the other, never cut."""
+    try:
+        os.replace(source, target)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+        write(target, source.read_bytes(), sync=True)
+        source.unlink()
+
+
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -118,7 +131,7 @@ class Results:
                 if not moved.exists():
                     break
                 moved = self.aside / f"{stem}.{k}"
-            os.replace(path, moved)
+            move(path, moved)
             self.say(f"{path}: unreadable; moved aside to {moved}, the run goes on without it")
 
     def roll_back(self) -> None:

@@ -238,7 +238,7 @@ def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str
             # one, so a merge killed midway leaves whole folders, and a re-run completes it
             for relative in sorted(changed, key=lambda r: r.name != "machine.json"):
                 (target / relative).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(staged / relative, target / relative)
+                whole.move(staged / relative, target / relative)
     done.kept_old = old if done.replaced else None
     return done
 
