@@ -56,6 +56,23 @@ def test_a_measuring_process_keeps_its_temporary_files_in_its_own_folder(tmp_pat
     assert Path(made.stdout.strip()).parent == tmp_path
 
 
+def test_a_measurement_imports_its_parents_tfbench_whatever_the_folder_holds(
+    tmp_path, monkeypatch
+):
+    """Run from a folder that holds another tfbench (a clone), the measuring child imports
+    its parent's, not the folder's (`python -m` puts the folder first on its path): one
+    version of the instrument in one measurement (#79)."""
+    clone = tmp_path / "clone"
+    (clone / "tfbench").mkdir(parents=True)
+    (clone / "tfbench" / "__init__.py").write_text("raise ImportError('the folder\'s tfbench')")
+    mine = tmp_path / "mine.py"
+    mine.write_text("def step():\n    return 1\n")
+    monkeypatch.chdir(clone)
+    limits = targets.Limits(iterations=5, warmup=1, quiet=True)
+    found = targets.measure_isolated(targets.FunctionTarget(str(mine), "step"), limits)
+    assert found["status"] == "ok", found.get("error")
+
+
 @pytest.mark.slow  # a process that imports TensorFlow
 @pytest.mark.parametrize("uses", [False, True])
 def test_a_measuring_parent_imports_tensorflow_only_for_a_step_that_uses_it(uses):

@@ -317,10 +317,12 @@ def _import_root(module: str) -> str:
 def isolated_env(tmp: Path, roots: list[str], counted: bool = False) -> dict[str, str]:
     """The environment of a process that imports tfbench from its source and nothing else
     from this process's path but `roots` (another environment's packages, its TensorFlow,
-    must not be shadowed by this one's), through a link made in `tmp`; every allocation
-    through glibc's malloc and counted where `counted` (tfbench.measure.heap). Its temporary
-    files go to `tmp` as well: a forked reading exits without Python's exit handlers, which
-    is where TensorFlow's autograph removes the modules it writes."""
+    must not be shadowed by this one's), through a link made in `tmp`, and not from the
+    current folder (`python -m` would put it first: a clone there would measure with its own
+    instrument); every allocation through glibc's malloc and counted where `counted`
+    (tfbench.measure.heap). Its temporary files go to `tmp` as well: a forked reading exits
+    without Python's exit handlers, which is where TensorFlow's autograph removes the
+    modules it writes."""
     source = tmp / "code"
     if not source.exists():  # a shared parent's folder is made once (tfbench.measure.parents)
         source.mkdir()
@@ -329,6 +331,7 @@ def isolated_env(tmp: Path, roots: list[str], counted: bool = False) -> dict[str
         os.environ,
         TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
         PYTHONPATH=os.pathsep.join([str(source), *dict.fromkeys(roots)]),
+        PYTHONSAFEPATH="1",  # CPython 3.11+, as every tracked release's environment
         TMPDIR=str(tmp),
         **(heap.preload_env() if counted else {}),
     )
