@@ -64,7 +64,7 @@ def test_a_measurement_imports_its_parents_tfbench_whatever_the_folder_holds(
     version of the instrument in one measurement (#79)."""
     clone = tmp_path / "clone"
     (clone / "tfbench").mkdir(parents=True)
-    (clone / "tfbench" / "__init__.py").write_text("raise ImportError('the folder\'s tfbench')")
+    (clone / "tfbench" / "__init__.py").write_text("raise ImportError('a clone, not the parent')")
     mine = tmp_path / "mine.py"
     mine.write_text("def step():\n    return 1\n")
     monkeypatch.chdir(clone)
