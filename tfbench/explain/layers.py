@@ -130,15 +130,15 @@ def _nice(n: float) -> int:
     return max(k * power for k in (1, 2, 5) if k * power <= n)
 
 
-def advice(collector: Mapping[str, Any], garbage_per_call: float | None = None) -> str:
+def advice(collector: Mapping[str, Any]) -> str:
     """What a loop can do about the garbage it piles until its full collection, fitting the
     period measured: gc.collect() a tenth as often holds a tenth of the pile."""
     every, pile = collector.get("full_every"), collector.get("pile_bytes")
     if not every or not pile:
         return "Python's young collections free it"
     n = _nice(every / 10)
-    per_call = garbage_per_call if garbage_per_call else pile / every
-    return f"gc.collect() every {n:,} calls holds it under {format_bytes(n * per_call)} ({FREEZE})"
+    held = format_bytes(n * pile / every)
+    return f"gc.collect() every {n:,} calls holds it under {held} ({FREEZE})"
 
 
 def layer(figures: dict[str, Any]) -> str:
