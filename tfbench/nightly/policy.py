@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfbench import figures
+from tfbench import figures, sweep
 from tfbench.units import format_value
 
 MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
@@ -227,8 +227,7 @@ def bisect(
 
 def _spread(lo: int, hi: int) -> list[int]:
     """lo, hi and up to SAMPLE indices spread evenly between them."""
-    inside = {lo + round(k * (hi - lo) / (SAMPLE + 1)) for k in range(1, SAMPLE + 1)}
-    return sorted(inside | {lo, hi})
+    return [lo + k for k in sweep.spread(hi - lo + 1, SAMPLE + 2)]
 
 
 def _working_ends(builds: list[Build], reader: _Reader) -> tuple[int, int] | None:
