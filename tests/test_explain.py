@@ -276,29 +276,24 @@ def test_a_new_function_kept_every_call_is_live_graphs_made_at_the_users_line():
 
 
 @pytest.mark.slow
-def test_a_list_of_variables_is_tensorflows_variables_not_unowned():
-    """64 KiB variables kept in a list: the variables' native memory, not 'no Python object
-    owns', with the cause and the list that holds them."""
-    found = _explain("variables")
-    assert found["layer"] == "tf-variables" and found["leak"] is True
-    assert found["tf"]["variables"] == pytest.approx(1.0, abs=0.1)
+@pytest.mark.parametrize(
+    "step, state, held, cause",
+    [
+        ("variables", "variables", "VARIABLES", "a new tf.Variable every call"),
+        ("tensors", "tensors", "TENSORS", "a tensor kept every call"),
+    ],
+)
+def test_tensorflow_objects_kept_in_a_list_are_its_state_not_unowned(step, state, held, cause):
+    """64 KiB variables, or 64 KiB eager tensors (the article's returned tensors), kept in a
+    list: their native memory is theirs, not 'no Python object owns', with the cause and the
+    list that holds them."""
+    found = _explain(step)
+    assert found["layer"] == f"tf-{state}" and found["leak"] is True
+    assert found["tf"][state] == pytest.approx(1.0, abs=0.1)
     assert found["retained_bytes_per_call"] == pytest.approx(64 * KiB, rel=0.1)
     assert "no Python object owns" not in found["conclusion"]
-    assert found["holder"]["path"].startswith("causes.VARIABLES[")
-    assert "cause: a new tf.Variable every call" in found["conclusion"]
-
-
-@pytest.mark.slow
-def test_a_list_of_eager_tensors_is_tensors_not_unowned():
-    """64 KiB eager tensors kept in a list (the article's returned tensors): their buffers
-    are the tensors', held by the list, not 'no Python object owns'."""
-    found = _explain("tensors")
-    assert found["layer"] == "tf-tensors" and found["leak"] is True
-    assert found["tf"]["tensors"] == pytest.approx(1.0, abs=0.1)
-    assert found["retained_bytes_per_call"] == pytest.approx(64 * KiB, rel=0.1)
-    assert "no Python object owns" not in found["conclusion"]
-    assert found["holder"]["path"].startswith("causes.TENSORS[")
-    assert "cause: a tensor kept every call" in found["conclusion"]
+    assert found["holder"]["path"].startswith(f"causes.{held}[")
+    assert f"cause: {cause}" in found["conclusion"]
 
 
 @pytest.mark.slow
