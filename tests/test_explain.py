@@ -376,3 +376,13 @@ def test_counts_read_whole_from_ten_up():
         objects=[{"type": "dict", "per_call": 641.0}, {"type": "cell", "per_call": 0.5}],
     )
     assert "+641 dict/call, +0.5 cell/call" in layers.conclusion(kept)
+
+
+def test_the_tensorflow_line_names_every_state_a_layer_can_be():
+    """Each of TF_STATE's counts is on the explanation's TensorFlow line: the layer named
+    in the conclusion has its figure beside it."""
+    from tfbench.cli import output
+
+    tf = {key: 1.0 for key in layers.TF_STATE}
+    line = output._tf({"tf": tf})
+    assert line.count("+1") == len(layers.TF_STATE) and "eager tensors +1" in line

@@ -269,6 +269,7 @@ def _tf(found: dict) -> str:
         f"graph {tf.get('graph_ops') or 0:+.3g} ops",
         f"graphs alive {tf.get('graphs') or 0:+.3g}",
         f"variables {tf.get('variables') or 0:+.3g}",
+        f"eager tensors {tf.get('tensors') or 0:+.3g}",
         f"traces {tf.get('traces') or 0:+.3g}",
         f"open Sessions {tf.get('sessions') or 0:+.3g}",
     ]
