@@ -132,7 +132,10 @@ class ProbeCosts(_Family):
         module = (costs.__module__,)  # registers the family's scenarios
         prefix = f"{costs.__module__.partition('.')[2]}.{costs.__name__}"  # asv's name
         asked = probes.selected([f"{prefix}.{m}" for m in dir(costs) if m.startswith("track_")])
-        grid = probes.measure_grid(self.family, self.params, self.param_names, module, asked=asked)
+        journal = probes.journal(costs.__name__, self.version)
+        grid = probes.measure_grid(
+            self.family, self.params, self.param_names, module, asked=asked, journal=journal
+        )
         probes.keep(self.__class__.__name__, grid)
         return grid
 

@@ -23,11 +23,12 @@ from typing import Any, NamedTuple
 
 from tfbench import cpu, keptfiles, scenarios
 from tfbench.history import asvconf
+from tfbench.history import journal as journals
 from tfbench.history.envsync import asv_machine, folder_name
 from tfbench.measure import record
 from tfbench.measure.devices import Unsupported
 from tfbench.measure.record import Record
-from tfbench.targets import DEFAULTS, Limits, ScenarioTarget, Step, measure_spawned
+from tfbench.targets import DEFAULTS, Limits, ScenarioTarget, Step, measure_spawned, to_json
 
 Grid = dict[str, list[Record]]  # key -> each repeat's record
 Probes = dict[str, Grid]  # Costs class -> its grid, as kept
@@ -103,6 +104,7 @@ def measure_grid(
     workers: int = 2,
     repeats: int = REPEATS,
     asked: Callable[[tuple], bool] = lambda values: True,
+    journal: Path | None = None,
 ) -> Grid:
     """Probe every grid point `repeats` times, each in a child forked from one measuring
     process (targets.measure_spawned: a fresh one, or the run's, tfbench.measure.parents;
@@ -110,7 +112,8 @@ def measure_grid(
     two at a time, the whole grid once before it is measured again (slow drift spreads over
     every point); a point its scenario lacks is a skip with the reason, a point not `asked`
     for is left out. Whether a device is usable is asked in the child: asking would start
-    TensorFlow."""
+    TensorFlow. A `journal` (tfbench.history.journal) keeps the readings as they come, and
+    gives back those a run that stopped kept."""
     grid: Grid = {}
     todo: dict[str, Step] = {}
     for values in filter(asked, itertools.product(*params)):
@@ -122,12 +125,27 @@ def measure_grid(
             grid[key(values)] = [{"status": "skipped", "error": str(e)}]
     smoke = int(os.environ.get(SMOKE_VAR) or 0)
     limits = Limits(iterations=smoke, warmup=smoke // 4) if smoke else DEFAULTS
-    measured = measure_spawned(
-        list(todo.values()) * repeats, limits, workers=workers, imports=imports
-    )
+    steps = list(todo.values()) * repeats
+    if journal is None:
+        measured = measure_spawned(steps, limits, workers=workers, imports=imports)
+    else:
+        specs = [{"target": to_json(s), "limits": limits.to_json()} for s in steps]
+        measured = journals.measured(
+            journal,
+            specs,
+            lambda chosen: measure_spawned(
+                [steps[k] for k in chosen], limits, workers=workers, imports=imports
+            ),
+        )
     for k, point_key in enumerate(todo):
         grid[point_key] = measured[k :: len(todo)]
     return grid
+
+
+def journal(costs_class: str, version: str) -> Path | None:
+    """Where a Costs grid's readings are journaled in this run: a history run's, else None
+    (tfbench.history.journal)."""
+    return journals.path(costs_class, version)
 
 
 def reading(grid: Grid, values: tuple) -> Record:

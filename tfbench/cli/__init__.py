@@ -1,7 +1,8 @@
 """The `tfbench` command: one module per command, each adding its parser and running it;
 options several commands take and the checks of each input live in `common`, text output
 in `output`. The commands: run, measure, explain, bisect, gate, upstream, watch, list
-(catalog), cpu, envs, releases, results, versions, publish and report (publish), profile."""
+(catalog), cpu, envs, releases, results, history, versions, publish and report (publish),
+profile."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tfbench.cli import (
     envs,
     explain,
     gate,
+    history,
     measure,
     profile,
     publish,
@@ -42,6 +44,7 @@ COMMANDS = (
     envs,
     releases,
     results,
+    history,
     publish,
     gate,
     upstream,

@@ -1,6 +1,6 @@
 """Publishing: asv's results -> the release report and the offline site, top-down.
 
-results   asv's results of every machine, named by release tag; unreadable files named
+results, coverage  asv's results of every machine by release tag; what each one lacks
 families  the benchmark families, their grid points and labels
 articles  the five articles described once: examples, isolating variants, claims
 claims    a claim's verdict per release, with the reason for gaps

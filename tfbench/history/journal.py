@@ -1,0 +1,85 @@
+"""A history run's probe readings, kept as they come, so that a run killed in a Costs
+class's grid goes on where it stopped: the points read before are not read again.
+
+Only a run that asks for it (`tfbench history measure` sets VAR to a folder) keeps one. A
+journal is one Costs class's grid on one release and environment at one benchmark version:
+`<VAR>/<commit>-<env>/<class>-<version>.json`, {"steps": what each reading is of (its
+target, limits and repeat order), "records": the readings so far, in that order}. It is this
+machine's own scratch (under .asv/), read back only where its steps are the run's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tfbench import whole
+
+VAR = "TFBENCH_JOURNAL"
+CHUNK = 4  # readings a request: two a worker, a kill loses at most these
+
+
+def path(costs_class: str, version: str) -> Path | None:
+    """The journal of a Costs class's grid in the asv run under way; None where the run
+    keeps none (VAR unset, or not run by asv)."""
+    folder, commit = os.environ.get(VAR), os.environ.get("ASV_COMMIT")
+    if not folder or not commit:
+        return None
+    env = os.environ.get("ASV_ENV_NAME", "env")
+    return Path(folder) / f"{commit}-{env}" / f"{costs_class}-{version}.json"
+
+
+def fingerprint(steps: list[dict[str, Any]]) -> list[str]:
+    """What each reading is of, short: a journal serves only the same readings."""
+    return [hashlib.sha256(json.dumps(s, sort_keys=True).encode()).hexdigest()[:16] for s in steps]
+
+
+def readings(where: Path) -> list[dict[str, Any]]:
+    """The readings a journal holds, whatever they are of (for a count)."""
+    try:
+        kept = json.loads(where.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return []
+    records = kept.get("records") if isinstance(kept, dict) else None
+    return records if isinstance(records, list) else []
+
+
+def done(where: Path, steps: list[str]) -> list[dict[str, Any]]:
+    """The readings a journal holds for these steps, in order: none where there is no
+    journal, it is not whole, or it was of other steps."""
+    try:
+        kept = json.loads(where.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return []
+    records = kept.get("records") if isinstance(kept, dict) else None
+    if (
+        not isinstance(records, list)
+        or kept.get("steps") != steps
+        or len(records) > len(steps)
+        or not all(isinstance(r, dict) for r in records)
+    ):
+        return []
+    return records
+
+
+def measured(
+    where: Path,
+    steps: list[dict[str, Any]],
+    measure: Callable[[list[int]], list[dict[str, Any]]],
+    say: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
+    """Every step's reading, those the journal holds taken from it and the others measured
+    CHUNK at a time (`measure(indices)`), each chunk kept before the next."""
+    prints = fingerprint(steps)
+    records = done(where, prints)
+    if records:
+        say(f"tfbench: {len(records)} of {len(steps)} readings kept by a stopped run: going on")
+    while len(records) < len(steps):
+        start = len(records)
+        records += measure(list(range(start, min(start + CHUNK, len(steps)))))
+        whole.write(where, json.dumps({"steps": prints, "records": records}), sync=True)
+    return records
