@@ -6,7 +6,7 @@ articles  the five articles described once: examples, isolating variants, claims
 claims    a claim's verdict per release, with the reason for gaps
 changes   what changed between adjacent releases (the gate's rules), and the kept gate run
 findings  the articles' examples as written: figures per release, isolating variants, findings
-report    the report computed once, as data: verdicts, changes, articles, families, plots
+report, headline  the report computed once, as data; its first screen in users' words
 markdown  renders a Report to Markdown        (both renderers read only the Report)
 html      renders a Report to an HTML page
 assets    asv's CDN scripts and styles, vendored for an offline site

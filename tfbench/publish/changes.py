@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tfbench import cpu, escape, keptfiles
 from tfbench.gate import kept, shifts
-from tfbench.gate.rules import Change, point_pattern
+from tfbench.gate.rules import CONFIRM_READINGS, Change, point_pattern
 from tfbench.gate.shifts import SHIFTING, Shift
 from tfbench.history.releases import newest_pair
 from tfbench.keptfiles import KeptFileError
@@ -220,3 +220,11 @@ def _checked(data: Data, r: GateRow) -> Change:
         bench.get("unit") or "",
         r["evidence"],
     )
+
+
+def confirmed(row: Change) -> bool:
+    """Whether a row counts: read as often as the gate confirms (its time verdict, or
+    rules.CONFIRM_READINGS readings a side); a row read once a side (the history's, or a
+    point read against a common shift) is shown, not counted."""
+    readings = row.evidence.get("readings")
+    return readings is None or min(readings) >= CONFIRM_READINGS

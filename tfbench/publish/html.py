@@ -221,6 +221,17 @@ def _articles(m: MachineReport) -> list[str]:
     return out
 
 
+def _screen(m: MachineReport) -> list[str]:
+    """The first screen: the newest release in the patterns' words (tfbench.publish.headline)."""
+    if m.screen is None:
+        return []
+    out = [f'<section class="screen"><h3 id="screen">{html.escape(m.screen.title)}</h3>']
+    for heading, lines in m.screen.parts:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        out.append(f"<h4>{html.escape(heading)}</h4><ul>{items}</ul>")
+    return [*out, "</section>"]
+
+
 def _summary(m: MachineReport) -> list[str]:
     lines = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(m.summary))
     return [f'<section class="summary"><h3 id="summary">Summary</h3><ul>{lines}</ul></section>']
@@ -337,7 +348,7 @@ def _machine(m: MachineReport) -> list[str]:
     if m.beside:  # its newest pair as this CPU read it, in brief; the rest is the history's
         told = "".join(f"<li>{html.escape(line)}</li>" for line in brief(m))
         return [*out, f"<ul>{told}</ul><p>{html.escape(f'{BESIDE} {m.beside}.')}</p>"]
-    out += _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
+    out += _screen(m) + _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
     out += _articles(m)
     out.append(
         f'<h3 id="changes">What changed between adjacent releases</h3><p>{CHANGES_NOTE}</p>'

@@ -210,6 +210,16 @@ def _families(m: MachineReport) -> list[str]:
     return out
 
 
+def _screen(m: MachineReport) -> list[str]:
+    """The first screen: the newest release in the patterns' words (tfbench.publish.headline)."""
+    if m.screen is None:
+        return []
+    out = ["", f"### {escape(m.screen.title)}"]
+    for heading, lines in m.screen.parts:
+        out += ["", f"**{escape(heading)}**", "", *(f"- {escape(line)}" for line in lines)]
+    return out
+
+
 def _machine(m: MachineReport) -> list[str]:
     releases = [escape(label(r)) for r in m.releases]
     out = [f"## Machine {escape(m.name)}", "", f"Releases: {', '.join(releases) or 'none'}"]
@@ -222,6 +232,7 @@ def _machine(m: MachineReport) -> list[str]:
             "",
             f"{BESIDE} {escape(m.beside)}.",
         ]
+    out += _screen(m)
     out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
     out += _newest(m)
     out += _claims(m)

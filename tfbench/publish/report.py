@@ -19,7 +19,7 @@ from typing import Any
 
 from tfbench import escape
 from tfbench.figures import BY_NAME, SLOPE
-from tfbench.gate.rules import CONFIRM_READINGS, RSS_ONLY, Change
+from tfbench.gate.rules import RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
 from tfbench.history.releases import label, newest_pair
 from tfbench.pairs.verdict import time_line
@@ -33,6 +33,7 @@ from tfbench.publish import (
     families,
     filed,
     findings,
+    headline,
     python_axis,
     reasons,
 )
@@ -152,6 +153,7 @@ class MachineReport:
     # told in brief beside it (its CPU's figures; the rest is the history's to tell)
     beside: str | None = None
     by_cpu: by_cpu.ByCpu | None = None  # the newest pair's time on each CPU that read it
+    screen: headline.Screen | None = None  # the first screen, in a TensorFlow user's words
 
 
 @dataclass(frozen=True)
@@ -237,14 +239,20 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
     by_name = {f.name: f for f in fams}
     verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in articles.CLAIMS]
     why: dict[str, str | None] = {}
+    leaking: list[tuple[str, str, dict]] = []
     if machine.releases:
         newest = machine.releases[-1]
         found = explained.read(data, machine.machine, newest)
-        why = {name: found.get(name) for name, _, _ in explained.leaking(data, machine, newest)}
+        leaking = explained.leaking(data, machine, newest)
+        why = {name: found.get(name) for name, _, _ in leaking}
+    summary = _summary(data, machine, verdicts)
+    cpus = _by_cpu(data, machine) if beside is None else None
+    read_on = chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine))
+    cpu = read_on[-1][1] if read_on else "this machine's CPU"
     return MachineReport(
         machine.machine,
         list(machine.releases),
-        _summary(data, machine, verdicts),
+        summary,
         why,
         verdicts,
         [_counted(c) for c in changes.history_changes(data, machine)],
@@ -252,9 +260,10 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         [_family(f, machine) for f in fams],
         filed.read(data, machine.machine),
         python_axis.across_pythons(machine, fams),
-        chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine)),
+        read_on,
         beside,
-        _by_cpu(data, machine) if beside is None else None,
+        cpus,
+        headline.screen(summary.newest, leaking, fams, cpus, cpu) if beside is None else None,
     )
 
 
@@ -336,23 +345,17 @@ def told_articles(m: MachineReport) -> tuple[list[findings.ArticleSection], str 
     return shown, f"{NOT_HERE}: {', '.join(rest)}." if rest else None
 
 
-def confirmed(row: Change) -> bool:
-    """Whether a row counts: read as often as the gate confirms (its time verdict, or
-    rules.CONFIRM_READINGS readings a side); a row read once a side (the history's, or a
-    point read against a common shift) is shown, not counted."""
-    readings = row.evidence.get("readings")
-    return readings is None or min(readings) >= CONFIRM_READINGS
-
-
 def summary_lines(s: Summary) -> list[str]:
     """The summary as plain sentences (3-8), for either renderer."""
     if s.newest is None:
         return ["Fewer than two releases: nothing to compare yet."]
     old, new = s.newest.pair
     how = "re-measured by tfbench gate" if s.remeasured else "by the gate's rules on the history"
-    counts = [len(_points(s.newest_rows(d, confirmed))) for d in ("worse", "better")]
+    counts = [len(_points(s.newest_rows(d, changes.confirmed))) for d in ("worse", "better")]
     rss_only = _points(s.newest_rows(RSS_ONLY))
-    once = _points(r for d in ("worse", "better") for r in s.newest_rows(d) if not confirmed(r))
+    once = _points(
+        r for d in ("worse", "better") for r in s.newest_rows(d) if not changes.confirmed(r)
+    )
     lines = [
         f"{label(new)} against {label(old)} ({how}): {counts[0]} point(s) worse"
         f" and {counts[1]} better beyond the floors"
