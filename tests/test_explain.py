@@ -59,7 +59,7 @@ def test_the_heap_splits_rss_growth_into_what_is_kept_and_what_is_not_given_back
     assert read["unreturned_bytes_per_call"] == 152 * KiB
     assert layers.layer(read) == "native"
     assert layers.conclusion(read).startswith(
-        "LEAK, RSS 200 KiB/call, keeps 48 KiB/call: native memory no Python object owns "
+        "LEAK, keeps 48 KiB/call, RSS 200 KiB/call: native memory no Python object owns "
         "holds it, 47 KiB/call (98% of what the step keeps)"
     )
     grows = figures(leak=False, rss_bytes_per_call=64 * KiB, retained_bytes_per_call=50.0)
@@ -106,10 +106,11 @@ def test_cycles_a_collection_frees_are_garbage_not_native_memory():
     )
     assert layers.layer(found) == "garbage"
     assert layers.conclusion(found) == (
-        "flat, RSS 0 B/call, keeps 100 B/call: garbage: cycles awaiting the collector, "
-        "176 KiB/call in 302 objects/call (list); a loop holds 24 MiB of it before Python's "
-        "full collection frees it, every ~1,300 calls: gc.collect() every 100 calls holds it "
-        "under 1.85 MiB (gc.freeze() after setting up makes each one milliseconds)"
+        "flat, keeps 100 B/call, garbage 176 KiB/call, RSS 0 B/call: garbage: cycles "
+        "awaiting the collector, 176 KiB/call in 302 objects/call (list); a loop holds 24 MiB "
+        "of it before Python's full collection frees it, every ~1,300 calls: gc.collect() "
+        "every 100 calls holds it under 1.85 MiB (gc.freeze() after setting up makes each one "
+        "milliseconds)"
     )
     both = dict(found, leak=True, retained_bytes_per_call=64 * KiB, native_bytes_per_call=64 * KiB)
     assert layers.layer(both) == "native"
@@ -148,7 +149,7 @@ def test_graphs_alive_own_the_native_memory_and_a_new_function_a_call_is_the_cau
     assert layers.cause(found) == "new-function"
     text = layers.conclusion(found)
     assert text.startswith(
-        "LEAK, RSS 887 KiB/call, keeps 887 KiB/call: graphs stay alive, +1 graphs/call, "
+        "LEAK, keeps 887 KiB/call, RSS 887 KiB/call: graphs stay alive, +1 graphs/call, "
         "owning 647 KiB/call of native memory (73% of what the step keeps)"
     )
     assert "no Python object owns" not in text

@@ -182,9 +182,13 @@ def conclusion(figures: dict[str, Any]) -> str:
 
 def _owner(figures: dict[str, Any]) -> str:
     rss, (whole, _) = figures["rss_bytes_per_call"], kept(figures)
-    head = f"{'LEAK' if figures['leak'] else 'flat'}, RSS {_per_call(rss)}"
+    # what the verdict rests on first (what the step keeps, the garbage it leaves), then RSS
+    head = "LEAK" if figures["leak"] else "flat"
     if figures.get("retained_bytes_per_call") is not None:
         head += f", keeps {_per_call(whole)}"
+    if (figures.get("garbage_bytes_per_call") or 0) >= NOTABLE:
+        head += f", garbage {_per_call(figures['garbage_bytes_per_call'])}"
+    head += f", RSS {_per_call(rss)}"
     found = layer(figures)
     python, native = figures["python_bytes_per_call"], figures["native_bytes_per_call"]
     memray = figures.get("native") or {}
