@@ -31,7 +31,7 @@ def _footprint(metric, old, new):
 
 def _screen(rows, cpus=None, leaking=()):
     newest = SimpleNamespace(pair=("v2.21.0", "v2.22.0rc0"), rows=rows)
-    return headline.screen(newest, list(leaking), [LOOP], cpus, "cpu amd-x")
+    return headline.screen(newest, list(leaking), [LOOP], cpus, "on cpu amd-x")
 
 
 def test_the_heap_leads_then_rss_then_time_each_largest_first():

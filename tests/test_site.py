@@ -21,7 +21,7 @@ from conftest import scratch_asv_conf
 from tfbench.history.releases import label, tracked_versions
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
-from tfbench.publish import articles, assets, changes, results, site
+from tfbench.publish import articles, assets, changes, headline, results, site
 
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
 RELEASES = [f"v{v}" for v in tracked_versions()]
@@ -100,14 +100,18 @@ def test_report_lists_every_scenario_and_verdict(published):
 
 
 def test_the_report_reads_in_a_minute(published):
-    """A summary first, no traceback anywhere, and a length a person reads."""
+    """The newest release in the patterns' words first, then the summary; no traceback
+    anywhere, and a length a person reads."""
     text = (published / "html" / "report.md").read_text()
-    # a machine's section at a time: 266 lines for the history's, with a report to file
-    # upstream; a machine of some families only says the rest in one line each
+    # a machine's section at a time: 286 lines for the history's, with a report to file
+    # upstream and its first screen; a machine of some families says the rest in a line each
     sections = re.split(r"\n(?=## Machine )", text)[1:]
-    assert sections and all(len(s.splitlines()) <= 280 for s in sections)
-    head, _, rest = text.partition("### Summary")
+    assert sections and all(len(s.splitlines()) <= 300 for s in sections)
+    head, _, rest = text.partition("### What changed in ")
     assert rest and len(head) < 400
+    screen, _, rest = rest.partition("\n### Summary")
+    assert 3 <= screen.count("\n- ") <= 3 * (headline.SHOWN + 1)
+    assert "Costs" not in screen and "time_step" not in screen  # no benchmark id
     summary = rest.split("\n###", 1)[0]
     assert 3 <= summary.count("\n- ") <= 8
     assert "Traceback" not in text and 'File "' not in text and str(ROOT) not in text
@@ -254,15 +258,19 @@ def test_graph_shows_release_tags(served):
 
 
 @pytest.mark.browser
-def test_the_reports_first_screen_is_its_summary(served):
-    """At 1280x800 the page opens on the summary: above it only the title, the link back,
-    the machine's name and its releases; no traceback anywhere."""
+def test_the_reports_first_screen_is_the_newest_release_in_users_words(served):
+    """At 1280x800 the page opens on what the newest release changed: above it only the
+    title, the link back, the machine's name, its releases and which CPU read them; the
+    summary follows it; no traceback anywhere."""
     dom = chromium(f"{served}/report.html", "report-first-screen.png", "1280,800")
     body = dom.split("<body>", 1)[1]
-    head, _, rest = body.partition('<section class="summary">')
-    assert rest, "no summary"
-    assert len(re.sub(r"<[^>]+>", "", head)) < 300
-    assert 3 <= rest.split("</section>", 1)[0].count("<li>") <= 8
+    head, _, rest = body.partition('<section class="screen">')
+    assert rest, "no first screen"
+    assert len(re.sub(r"<[^>]+>", "", head)) < 400
+    screen, _, rest = rest.partition("</section>")
+    assert "Worse" in screen and "Better" in screen and "Costs" not in screen
+    summary = rest.partition('<section class="summary">')[2]
+    assert 3 <= summary.split("</section>", 1)[0].count("<li>") <= 8
     assert "Traceback" not in dom and "File &quot;" not in dom and 'File "' not in dom
 
 

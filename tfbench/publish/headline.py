@@ -73,18 +73,20 @@ def _figure(row: Change) -> str:
 
 
 def _where(point: str, row: Change, cpus: by_cpu.ByCpu | None, cpu: str) -> str:
+    """Where a change holds: the heap's figure anywhere, RSS on this machine, a time on the
+    CPUs whose gate runs read it (`cpu`: this machine's, where none but its own did)."""
     if _rss(row):
         return "RSS: of this machine's allocator, not its CPU"
     if not row.metric.startswith("time_"):
         return "the heap's figure: any CPU"
     if cpus is None:
-        return f"on {cpu}"
+        return cpu
     for group in cpus.groups:
         if any(p == point for p, _ in group.points):
             if len(group.cpus) == len(cpus.cpus):
                 return "on each CPU that read it"
             return "on " + " and ".join(group.cpus) + " only"
-    return f"on {cpu}"
+    return cpu
 
 
 def _lines(rows: list[Change], fams, cpus, cpu: str) -> list[str]:

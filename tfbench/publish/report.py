@@ -248,7 +248,6 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
     summary = _summary(data, machine, verdicts)
     cpus = _by_cpu(data, machine) if beside is None else None
     read_on = chain.read_on(machine.releases, machine.cpu, _links(data, machine.machine))
-    cpu = read_on[-1][1] if read_on else "this machine's CPU"
     return MachineReport(
         machine.machine,
         list(machine.releases),
@@ -263,7 +262,9 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         read_on,
         beside,
         cpus,
-        headline.screen(summary.newest, leaking, fams, cpus, cpu) if beside is None else None,
+        headline.screen(summary.newest, leaking, fams, cpus, "on this machine's CPU")
+        if beside is None
+        else None,
     )
 
 
