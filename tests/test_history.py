@@ -105,6 +105,22 @@ def test_the_estimate_is_each_benchmarks_median_and_its_setup_caches_once():
     assert suite.estimate({"f.B.new"}, {}) == 0.0
 
 
+def test_durations_read_at_the_current_version_win_over_older_ones():
+    suite = coverage.Suite(
+        {"f.A.t": "2", "f.ACosts.x": "2", "f.B.t": "1"},
+        {"f.A.t": None, "f.ACosts.x": "f:10", "f.B.t": None},
+    )
+    old = (
+        {"f.A.t": "1", "f.ACosts.x": "1", "f.B.t": "1"},
+        {"f.A.t": 1, "<setup_cache f:10>": 180},
+    )
+    new = ({"f.A.t": "2", "f.ACosts.x": "2"}, {"f.A.t": 5.0, "<setup_cache f:10>": 1000.0})
+    mixed = ({"f.A.t": "2", "f.ACosts.x": "1"}, {"<setup_cache f:10>": 9.0, "f.B.t": 3.0})
+    got = suite.durations([old, new, mixed])
+    assert got == {"f.A.t": [5.0], "<setup_cache f:10>": [1000.0], "f.B.t": [3.0]}
+    assert suite.durations([old]) == {"f.A.t": [1], "<setup_cache f:10>": [180]}
+
+
 class Killed(Exception):
     """The run stopped."""
 

@@ -137,6 +137,23 @@ class Suite:
             {name: bench.get("setup_cache_key") for name, bench in benches.items()},
         )
 
+    def durations(self, files: Iterable[tuple[dict[str, str], dict]]) -> dict[str, list[float]]:
+        """What each benchmark and setup_cache ("<setup_cache KEY>") took, per results file
+        (its benchmark versions, asv's durations): those read at the current version where
+        any are, else the older ones. A version can change a benchmark's cost (the leak
+        verdict's rounds took the loop grid from 3 to 17 minutes)."""
+        current: dict[str, list[float]] = {}
+        older: dict[str, list[float]] = {}
+        for versions, durations in files:
+            held = {n for n, v in versions.items() if self.versions.get(n) == v}
+            stale = {self.caches.get(n) for n in versions if n not in held}
+            caches = {self.caches.get(n) for n in held} - stale - {None}
+            held |= {f"<setup_cache {c}>" for c in caches}
+            for key, seconds in durations.items():
+                if isinstance(seconds, int | float):
+                    (current if key in held else older).setdefault(key, []).append(seconds)
+        return older | current
+
     def estimate(self, names: Iterable[str], durations: dict[str, list[float]]) -> float:
         """Seconds to measure `names` once, from durations kept before: each benchmark's and
         each setup_cache's median over the files that time it (a benchmark never timed counts
@@ -185,7 +202,7 @@ def read(results_dir: Path, repo: Path, tracked: list[str], supports) -> History
     tags = {commit: tag for tag, commit in history.history_tags(repo).items()}
     machines, _ = readable_files(results_dir)
     found: list[Holding] = []
-    durations: dict[str, list[float]] = {}
+    timed: list[tuple[dict[str, str], dict]] = []  # each file's versions and durations
     for machine_json, (name, loaded) in machines.items():
         files: dict[Cell, tuple[dict[str, str], dict[str, list]]] = {}
         for _, result in loaded:
@@ -193,12 +210,10 @@ def read(results_dir: Path, repo: Path, tracked: list[str], supports) -> History
             python = result.params.get("python", pythons.DEFAULT)
             if tag is not None:
                 files[Cell(tag, python)] = (dict(result.benchmark_version), _values(result))
-            for key, seconds in result.duration.items():  # benchmarks' and setup_caches'
-                if isinstance(seconds, int | float):
-                    durations.setdefault(key, []).append(float(seconds))
+            timed.append((dict(result.benchmark_version), result.duration))
         cpu = keptfiles.machine.read(machine_json)["cpu"]
         found.append(holding(name, cpu, cells, suite.versions, files))
-    return History(suite, cells, found, durations)
+    return History(suite, cells, found, suite.durations(timed))
 
 
 def _values(result) -> dict[str, list]:
