@@ -192,6 +192,46 @@ def test_every_result_asv_adds_is_saved_whole_at_once(tmp_path, monkeypatch):
     assert not list(tmp_path.rglob("*.partial"))
 
 
+def test_a_benchmark_failing_on_a_full_disk_ends_the_run_in_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    """#79: asv went on after a probes file could not be written (7 "Setting up ...
+    failed", 60 "skipped (setup_cache failed)", the cause only in its last traceback): the
+    first such failure ends the run, exit 74, one line naming the file, what came before
+    saved; a failure of another kind is the benchmark's own and the run goes on."""
+    from asv import util
+    from asv.results import Results
+    from asv.runner import BenchmarkResult
+
+    from tfbench.history import resumable
+
+    monkeypatch.setattr(Results, "add_result", Results.add_result)  # put back after
+    monkeypatch.setattr(util, "write_json", util.write_json)
+    resumable.save_each(str(tmp_path))
+    result = Results({"machine": "m"}, {}, "a" * 40, 0, "3.11", "virtualenv-py3.11", {})
+    now = datetime.datetime.now(datetime.UTC)
+
+    def add(name: str, stderr: str) -> None:
+        bench = {"name": name, "version": "v1", "params": [], "param_names": []}
+        failed = BenchmarkResult(
+            result=[None], samples=[None], number=[None], errcode=1, stderr=stderr, profile=None
+        )
+        result.add_result(bench, failed, started_at=now, duration=2.0)
+
+    add("f.A.track_own", "ValueError: [Errno 28] in its own words\nZeroDivisionError: x")
+    assert capsys.readouterr().err == ""
+    cut = "r/probes/m/abc-cpu.json"
+    with pytest.raises(SystemExit) as ended:
+        add("f.B.track_x", f"Traceback ...\nOSError: [Errno 28] No space left on device: '{cut}'")
+    assert ended.value.code == 74
+    (said,) = capsys.readouterr().err.splitlines()
+    assert said.startswith(f"tfbench: {cut}: no space left on the device") and "74" in said
+    saved = Results.load(str(next(tmp_path.glob("m/*.json"))), machine_name="m")
+    assert set(saved.get_all_result_keys()) == {"f.A.track_own", "f.B.track_x"}
+    assert resumable.machine_fault("PermissionError: [Errno 13] Permission denied").errno == 13
+    assert resumable.machine_fault("OSError: [Errno 2] No such file: 'x'") is None
+
+
 def _history(tmp_path) -> coverage.History:
     cells = [Cell("v1", "3.11"), Cell("v2", "3.11")]
     versions = {"fam.A.time_step": "1", "fam.ACosts.track_leak": "1", "x.B.time_step": "1"}

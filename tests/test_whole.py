@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -109,7 +110,7 @@ def test_a_cut_file_is_moved_aside_onto_another_file_system(tmp_path, monkeypatc
     every run's start."""
     root, kept = _folder(tmp_path)
     (root / "m" / "new-env.json").write_bytes(b'{"resu')
-    _cross_device(monkeypatch)
+    _cross_device(monkeypatch, tmp_path)
     said: list[str] = []
     with whole.Results(root, "m", kept, said.append).kept():
         assert not (root / "m" / "new-env.json").exists()
@@ -128,7 +129,7 @@ def test_a_merge_lands_whole_across_file_systems(tmp_path, monkeypatch):
     (source / "probes" / "m").mkdir(parents=True)
     probes = '{"C": {"k": [{"status": "ok"}]}, "format": 1}'
     (source / "probes" / "m" / "abcdef01-env-cpu.json").write_text(probes)
-    _cross_device(monkeypatch)
+    _cross_device(monkeypatch, tmp_path)
     done = merge.merge([source], target)
     assert len(done.added) == 2
     assert (target / "probes" / "m" / "abcdef01-env-cpu.json").read_text() == probes
@@ -192,6 +193,33 @@ def test_run_refuses_while_another_holds_the_folder(tmp_path, monkeypatch, capsy
     assert f"pid {os.getpid()}: tfbench results merge (the first)" in err and "--wait" in err
 
 
+def test_a_results_folder_the_run_may_not_write_is_said_before_asv_starts(tmp_path):
+    """#79: results/<machine>/ not writable (root's override dropped, as for any other
+    user): one line naming it, exit 74, asv not started, no "next:" (it was asv's
+    PermissionError traceback at the end, exit 1, then "next: `tfbench report`")."""
+    root, kept = _folder(tmp_path)
+    (root / "m").chmod(0o555)
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom tfbench.cli import main, run\n"
+        "from tfbench.measure import spawn\n"
+        f"root, kept = Path({str(root)!r}), Path({str(kept)!r})\n"
+        "run.planned = lambda args: run.Planned(['asv'], {}, 'v1^!', 'm', root / 'm', kept)\n"
+        "spawn.Spawned = lambda *a, **k: sys.exit('asv started')\n"
+        "sys.exit(main(['run']))\n"
+    )
+    dropped = ["setpriv", "--bounding-set=-dac_override", "--inh-caps=-all"]
+    out = subprocess.run(
+        [*(dropped if os.geteuid() == 0 else []), sys.executable, "-c", code],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 74, out.stderr
+    assert out.stderr.splitlines() == [
+        f"tfbench: {root / 'm'}: permission denied: run this where it can write, or as a "
+        "user who may (exit 74)"
+    ]
+    assert out.stdout == "" and not [p for p in (root / "m").iterdir() if "writable" in p.name]
+
+
 def test_a_merge_refuses_while_a_run_holds_the_folder(tmp_path, capsys):
     """A run and a merge take one lock: a merge into results a run is writing is refused
     in one line naming the run, and nothing is merged."""
@@ -207,11 +235,11 @@ def test_a_merge_refuses_while_a_run_holds_the_folder(tmp_path, capsys):
     assert not (into / "m").exists()
 
 
-def _limited() -> None:  # in the child: writes past 4 KiB fail (EFBIG), as on a full disk
+def _limited(size: int = 4096) -> None:  # in the child: writes past `size` fail (EFBIG)
     import resource
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
 
 def test_a_full_disk_is_one_line_naming_the_file_and_loses_nothing(tmp_path):
@@ -235,6 +263,24 @@ def test_a_full_disk_is_one_line_naming_the_file_and_loses_nothing(tmp_path):
     assert document.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [
         "profile.md"
     ]
+
+
+@pytest.mark.slow
+def test_a_measurement_whose_record_cannot_be_written_ends_in_one_line(tmp_path):
+    """#79: a temporary folder that cannot take the measuring child's record (TMPDIR nearly
+    full; here, files over 1 KiB refused): one line naming the file, exit 74 (it was the
+    child's "No space left on device" traceback, then the parent's JSONDecodeError, exit
+    70)."""
+    (tmp_path / "tiny.py").write_text("def step():\n    pass\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "tfbench", "measure", f"{tmp_path / 'tiny.py'}::step",
+         "--iterations", "20"],
+        capture_output=True, text=True, preexec_fn=lambda: _limited(1024),
+    )  # fmt: skip
+    assert run.returncode == 74, run.stderr
+    said = [ln for ln in run.stderr.splitlines() if ln.startswith("tfbench: ")]
+    assert len(said) == 1 and said[0].endswith("(ulimit -f) (exit 74)"), run.stderr
+    assert "Traceback" not in run.stderr and run.stdout == ""
 
 
 def test_each_machine_fault_has_its_line_and_others_are_crashes(capsys):
@@ -331,6 +377,73 @@ def test_swap_puts_the_new_folder_in_place_and_the_old_at_its_name(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["built", "html"]
     whole.swap(_site(tmp_path / "first", "only"), tmp_path / "none")  # nothing there yet
     assert (tmp_path / "none" / "index.html").read_text() == "only"
+
+
+def test_swap_through_a_link_replaces_what_it_points_to_and_keeps_the_link(tmp_path):
+    """#79: .asv/html a link to where a web server reads: the site lands there, the link
+    stays a link (it was replaced by a folder, and the server kept the old site)."""
+    served = _site(tmp_path / "srv" / "www", "old")
+    (tmp_path / "asv").mkdir()
+    (tmp_path / "asv" / "html").symlink_to(served)
+    whole.swap(_site(tmp_path / "srv" / "built", "new"), tmp_path / "asv" / "html")
+    assert (tmp_path / "asv" / "html").is_symlink()
+    assert (served / "index.html").read_text() == "new"
+
+
+def _cross_device(monkeypatch, root: Path, code: int = errno.EXDEV) -> None:
+    """Each folder in `root` a file system of its own: renames between them fail, EXDEV,
+    and a move of such a folder itself fails with `code` (a mount point's: EBUSY)."""
+    rename = os.rename
+
+    def across(a, b):
+        moved, to = Path(a).relative_to(root).parts, Path(b).relative_to(root).parts
+        if moved[0] != to[0]:
+            raise OSError(code if len(moved) == 1 else errno.EXDEV, "cannot", str(b))
+        rename(a, b)
+
+    monkeypatch.setattr(os, "rename", across)
+    monkeypatch.setattr(whole, "_LIBC", object())  # the exchange would not ask os.rename
+
+
+@pytest.mark.parametrize("code", [errno.EXDEV, errno.EBUSY], ids=["other-device", "mount"])
+def test_a_folder_no_rename_may_replace_is_refilled_whole_in_place(tmp_path, monkeypatch, code):
+    """#79: .asv/html a mount point (EBUSY) or across file systems (EXDEV): the new site's
+    entries take the old ones' places inside it, an old entry the new site lacks goes, and
+    nothing of the refill is left (publish exited 70 on '[Errno 16] Device or resource
+    busy')."""
+    into = _site(tmp_path / "html", "old")
+    (into / "gone.html").write_text("old only")
+    (into / "graphs").mkdir()
+    (into / "graphs" / "a.json").write_text("old")
+    built = _site(tmp_path / "scratch" / "built", "new")
+    (built / "graphs").mkdir()
+    (built / "graphs" / "a.json").write_text("new")
+    inode = into.stat().st_ino
+    _cross_device(monkeypatch, tmp_path, code)
+    whole.swap(built, into)
+    assert into.stat().st_ino == inode  # the same folder, refilled
+    assert sorted(p.name for p in into.iterdir()) == ["graphs", "index.html"]
+    assert (into / "index.html").read_text() == (into / "graphs" / "a.json").read_text() == "new"
+
+
+def test_a_refill_that_runs_out_of_space_leaves_the_folder_as_it_was(tmp_path, monkeypatch):
+    """#79: the new site is copied whole into the mount before any entry is replaced: a
+    full disk stops it there, with one OSError naming where, the old site served."""
+    into = _site(tmp_path / "html", "old")
+    built = _site(tmp_path / "scratch" / "built", "new")
+    _cross_device(monkeypatch, tmp_path)
+
+    def full(source, target, **kwargs):
+        Path(target).mkdir()
+        (Path(target) / "index.html").write_text("cu")
+        raise shutil.Error([(str(source), str(target), "[Errno 28] No space left on device")])
+
+    monkeypatch.setattr(shutil, "copytree", full)
+    with pytest.raises(OSError) as raised:
+        whole.swap(built, into)
+    assert raised.value.errno == errno.ENOSPC and str(into) in raised.value.filename
+    assert [p.name for p in into.iterdir()] == ["index.html"]
+    assert (into / "index.html").read_text() == "old"
 
 
 def _publish_killed_at_the_swap(tmp_path: Path, conf: Path, kill: bool) -> int:

@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from tfbench import scenarios, whole
+from tfbench import faults, scenarios, whole
 from tfbench.measure import devices, heap, parents, record, supervisor
 from tfbench.measure.child import measure_step
 from tfbench.measure.record import Record
@@ -391,9 +391,19 @@ def run_isolated(
                     shown,
                 )
             printed = log.read_text(errors="replace")
+        _end_on_fault(exit_code, printed, limits.quiet)
         out = json.loads(out_path.read_text()) if out_path.exists() else None
         last = "".join(printed.splitlines(keepends=True)[-20:])
     return out, exit_code, last
+
+
+def _end_on_fault(exit_code: int, printed: str, quiet: bool) -> None:
+    """A child that met a full disk or a folder it may not write said so in one line, its
+    last, and exited EXIT_IO: this run ends with it (the line shown where it was quiet)."""
+    if exit_code == faults.EXIT_IO:
+        if quiet and printed:
+            sys.stderr.write(printed.splitlines(keepends=True)[-1])
+        raise faults.Said(faults.EXIT_IO)
 
 
 def _shown(process: Spawned, log: IO[str]) -> int:
@@ -489,8 +499,16 @@ def _main(spec_path: str, out_path: str) -> None:
         importlib.import_module(module)
     steps = [step_from_json(t) for t in spec["targets"]]
     limits = Limits.from_json(spec["limits"])
-    results = measure_forked(steps, limits, spec.get("workers", 1))
-    Path(out_path).write_text(json.dumps(results))
+    try:
+        results = measure_forked(steps, limits, spec.get("workers", 1))
+    except faults.Said as e:  # a measuring child's full disk, said by it
+        sys.exit(e.code)
+    try:
+        whole.write(Path(out_path), json.dumps(results))  # whole: a full disk cuts nothing
+    except OSError as e:  # said here, in one line; the parent ends with the same code
+        if faults.machine_fault(e) is None:
+            raise
+        sys.exit(faults.EXIT_IO)
 
 
 def _serve() -> None:

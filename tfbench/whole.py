@@ -17,6 +17,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -46,6 +47,23 @@ def write(path: Path, data: bytes | str, sync: bool = False) -> None:
         raise OSError(e.errno, e.strerror, str(path)) from e
 
 
+def writable(folder: Path) -> None:
+    """`folder` made where missing and a file written in it and removed: an OSError naming
+    `folder` where it cannot be (a read-only or full file system, a folder this user may not
+    write), before a run that would write there starts."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".tfbench-writable-", dir=folder)
+        try:
+            os.write(handle, b"\0" * 4096)  # a block: a full disk refuses it
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+            os.unlink(name)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(folder)) from e
+
+
 def move(source: Path, target: Path) -> None:
     """`source` to `target`, whole: renamed where both are on one file system; else (a
     results folder on a volume of its own) copied whole beside `target`, synced and renamed
@@ -61,28 +79,83 @@ def move(source: Path, target: Path) -> None:
 
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
 _LIBC = ctypes.CDLL(None, use_errno=True)
+REFILL = ".tfbench-refill-"  # in a folder refilled in place: the new entries, then the old
 
 
 def swap(built: Path, into: Path) -> None:
     """The folder `built` put in place of `into` in one step: a reader, or a kill, sees the
     old folder or the new one, never neither (renameat2's RENAME_EXCHANGE; after it the old
     one is at `built`). Where the file system cannot exchange, `into` is moved to `built`'s
-    name with a suffix first, a window of two renames."""
-    if not into.exists():
-        os.rename(built, into)
-        return
-    exchange = getattr(_LIBC, "renameat2", None)
-    if exchange is not None:
-        args = (_AT_FDCWD, os.fsencode(built), _AT_FDCWD, os.fsencode(into), _RENAME_EXCHANGE)
-        if exchange(*args) == 0:
-            return
-        code = ctypes.get_errno()
-        if code not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-            raise OSError(code, os.strerror(code), str(into))
-    old = built.with_name(built.name + ".old")
-    os.rename(into, old)
-    os.rename(built, into)
-    os.rename(old, built)
+    name with a suffix first, a window of two renames. `into` a link (to where a web server
+    reads): the folder it points to is replaced, and the link stays a link. `into` a mount
+    point (a volume a server also mounts), which no rename may move, or on another file
+    system than `built`: refilled in place (refill)."""
+    into = Path(os.path.realpath(into))
+    if os.path.ismount(into):
+        return refill(built, into)
+    try:
+        if not into.exists():
+            os.rename(built, into)
+        elif not _exchange(built, into):
+            old = built.with_name(built.name + ".old")
+            os.rename(into, old)
+            os.rename(built, into)
+            os.rename(old, built)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EBUSY):
+            raise
+        into.mkdir(exist_ok=True)
+        refill(built, into)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """`a` and `b` exchanged in one step; False where the file system cannot."""
+    call = getattr(_LIBC, "renameat2", None)
+    if call is None:
+        return False
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def refill(built: Path, into: Path) -> None:
+    """`into`'s entries replaced by `built`'s where `into` itself cannot be moved: `built`
+    copied whole into a folder inside `into` first (a full disk stops it there, `into` as
+    it was), then each entry put in place of the old one in one step, then the old ones
+    removed. For as long as the exchanges take, a reader may meet old entries beside new
+    ones, each of them whole. An OSError names `into`."""
+    with temporary(REFILL, into) as staging:
+        new, old = staging / "new", staging / "old"
+        try:
+            os.rename(built, new)
+        except OSError as e:
+            if e.errno != errno.EXDEV:
+                raise
+            _copy(built, new)
+        old.mkdir()
+        names = set(os.listdir(new))
+        for name in sorted(names):
+            if not os.path.lexists(into / name):
+                os.rename(new / name, into / name)
+            elif not _exchange(new / name, into / name):
+                os.rename(into / name, old / name)
+                os.rename(new / name, into / name)
+        for name in os.listdir(into):
+            if name not in names and not name.startswith(".tfbench-"):
+                os.rename(into / name, old / name)
+
+
+def _copy(source: Path, target: Path) -> None:
+    """shutil.copytree, its errors (which it gives as text) one OSError naming `target`."""
+    try:
+        shutil.copytree(source, target, symlinks=True)
+    except shutil.Error as e:
+        found = re.search(r"\[Errno (\d+)\]", str(e))
+        code = int(found.group(1)) if found else errno.EIO
+        raise OSError(code, os.strerror(code), str(target)) from e
 
 
 def parses(path: Path) -> bool:

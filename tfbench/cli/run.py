@@ -120,9 +120,11 @@ def planned(args: argparse.Namespace) -> Planned:
     except asvruns.OtherCpu as e:
         raise BadInput(str(e)) from None
     common.progress(f"asv run {revisions} on Python {args.python} ({interpreter})")
-    command = [sys.executable, "-m", "asv", "run", "--config", str(config), "--machine", machine]
-    command += [f"--python={args.python}", revisions]
     results = common.results_dir(config)
+    # each result saved as it ends; a full disk or a folder it may not write ends it in one line
+    command = [sys.executable, "-m", "tfbench.history.resumable", str(results), "run"]
+    command += ["--config", str(config), "--machine", machine, f"--python={args.python}"]
+    command.append(revisions)
     kept = config.parent / ".asv" / "results-kept"
     return Planned(command, env, revisions, machine, results / machine, kept)
 
@@ -146,10 +148,15 @@ def guarded(plan: Planned, wait: bool) -> Iterator[None]:
             plan.results.parent, plan.machine, plan.kept / plan.machine, common.progress
         )
         stack.enter_context(results.kept())
+        # a folder it may not write is said before asv starts, not after its hour
+        for folder in [plan.results.parent, *results.folders]:
+            whole.writable(folder)
+        whole.writable(plan.results.parent / "packages" / plan.machine)
         yield
 
 
 def run(args: argparse.Namespace) -> int:
+    from tfbench import faults
     from tfbench.measure import parents
 
     plan = planned(args)
@@ -157,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         before = stamps(plan.results)
         with parents.serving(plan.command, plan.env) as asv:  # an interrupt: one line, 130
             code = asv.wait()
+    if code == faults.EXIT_IO:  # said in one line, where it happened
+        raise faults.Said(code)
     print(closing(written(plan.results, before), plan.machine, args.repeats), flush=True)
     return code
 
@@ -185,7 +194,9 @@ def closing(written: list[Path], machine: str, repeats: int = FIRST_LOOK) -> str
             for value in result.get_result_value(key, result.get_result_params(key)):
                 way = "failed" if value is None else "skipped" if value != value else "measured"
                 counts[way] += 1
-    where = ", ".join(os.path.relpath(p) for p in written) or f"no results file in {machine}/"
+    if not written:
+        return f"tfbench: no results file written in {machine}/"
+    where = ", ".join(os.path.relpath(p) for p in written)
     told = ", ".join(f"{n} {way}" for way, n in counts.items())
     return (
         f"tfbench: {where}: {told} point(s); each probe point read in {repeats} "

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from tfbench import faults, whole
 from tfbench.measure import devices
 from tfbench.measure.meter import fault_in_like, libc, steady_malloc
 from tfbench.measure.record import Record
@@ -35,8 +36,13 @@ def serve(run: Callable[[bool], Record], out: Path, parent: int, prime: bool = T
         if prime:
             steady_malloc()  # before the step's threads and TensorFlow's pools start
         record = run(prime and fault_in_like(os.getppid()))
-        out.write_text(json.dumps(record))
-        code = 0
+        try:
+            whole.write(out, json.dumps(record))  # a full disk leaves no record cut
+            code = 0
+        except OSError as e:  # said here, once; the supervisor ends with the same code
+            if faults.machine_fault(e) is None:
+                raise
+            code = faults.EXIT_IO
     finally:
         sys.stdout.flush(), sys.stderr.flush()
         os._exit(code)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tfbench import whole
+from tfbench import faults, whole
 from tfbench.measure import child
 from tfbench.measure.meter import group_rss_bytes
 from tfbench.measure.record import Record
@@ -89,6 +89,10 @@ def fork_each(
                     os.waitpid(pid, 0)
                 kill_group(pid)  # whatever the step started and left running
                 del running[pid]
+                if verdict is None and os.waitstatus_to_exitcode(status) == faults.EXIT_IO:
+                    for other in running:  # the child said why, in one line: end with it
+                        kill_group(other)
+                    raise faults.Said(faults.EXIT_IO)
                 results[index] = _collect(
                     describe(targets[index]), out, verdict, status, budget_bytes, timeout_s
                 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import sys
 from html import escape as html_escape
@@ -102,9 +103,13 @@ def publish(conf_path: str, report_only: bool = False) -> tuple[Path, results.Da
     if report_only:
         write_report(data, html_dir)
         return html_dir, data
-    html_dir.parent.mkdir(parents=True, exist_ok=True)
-    whole.sweep(".tfbench-publish-", html_dir.parent)  # a killed publish's
-    with whole.temporary(".tfbench-publish-", html_dir.parent) as scratch:
+    # through a link, the folder it points to: built beside it, on its file system
+    beside = Path(os.path.realpath(html_dir)).parent
+    beside.mkdir(parents=True, exist_ok=True)
+    whole.sweep(".tfbench-publish-", beside)  # a killed publish's
+    if html_dir.is_dir():
+        whole.sweep(whole.REFILL, html_dir)
+    with whole.temporary(".tfbench-publish-", beside) as scratch:
         try:
             whole.swap(_build(conf_path, conf, data, scratch), html_dir)  # the old one there
         except PublishError as e:
