@@ -220,6 +220,27 @@ def test_a_results_folder_the_run_may_not_write_is_said_before_asv_starts(tmp_pa
     assert out.stdout == "" and not [p for p in (root / "m").iterdir() if "writable" in p.name]
 
 
+def test_a_merge_with_a_cut_file_takes_the_rest_names_it_and_exits_2(tmp_path, capsys):
+    """#79: a runner's folder with one file a full disk cut: the whole files are merged, the
+    cut one named and skipped, and the exit code says so (it was 0)."""
+    from tfbench.cli import main
+
+    kept = Path(__file__).parents[1] / "results" / "linux-2cpu-24gb"
+    source, into = tmp_path / "runner", tmp_path / "results"
+    (source / "m").mkdir(parents=True)
+    shutil.copy(kept / "machine.json", source / "m" / "machine.json")
+    whole_file, cut = sorted(p.name for p in kept.glob("*-virtualenv-py3.11.json"))[:2]
+    shutil.copy(kept / whole_file, source / "m" / whole_file)
+    (source / "m" / cut).write_bytes((kept / cut).read_bytes()[:1000])
+    for path in (source / "m").iterdir():  # the runner's files under its own name
+        path.write_text(path.read_text().replace('"linux-2cpu-24gb"', '"m"'))
+    assert main(["results", "merge", str(source), "--into", str(into)]) == 2
+    said = capsys.readouterr()
+    assert sorted(p.name for p in (into / "m").iterdir()) == sorted(["machine.json", whole_file])
+    assert f"tfbench: skipped {source / 'm' / cut}: " in said.err
+    assert said.out.strip().endswith("2 file(s) added, 0 replaced, 1 skipped")  # machine.json too
+
+
 def test_a_merge_refuses_while_a_run_holds_the_folder(tmp_path, capsys):
     """A run and a merge take one lock: a merge into results a run is writing is refused
     in one line naming the run, and nothing is merged."""

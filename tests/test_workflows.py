@@ -326,4 +326,5 @@ def test_the_upstream_step_writes_up_the_gates_worse_row_from_its_kept_bisection
     assert "compare/abc0001...abc0003" in issue and (kept.parent / "repro.py").is_file()
     merged = merge.merge([results], tmp_path / "merged")
     assert Path("upstream") / "gha-test" / slug / "bisect.json" in merged.added
-    assert any(f"{slug}/issue.md: rendered again from bisect.json" in s for s in merged.skipped)
+    assert any(f"{slug}/issue.md: rendered again from bisect.json" in s for s in merged.rendered)
+    assert not merged.skipped

@@ -64,8 +64,8 @@ def merge(args: argparse.Namespace) -> int:
         done = merge.merge(args.sources, args.into, args.replace, args.wins)
     except merge.MergeError as e:
         raise common.BadInput(str(e)) from None
-    for problem in done.skipped:
-        common.progress(f"skipped {problem}")
+    for problem in done.rendered + [f"skipped {p}" for p in done.skipped]:
+        common.progress(problem)
     for relative in done.replaced:
         common.progress(f"replaced {relative} (its old version in {done.kept_old})")
     unrendered = 0
@@ -84,7 +84,8 @@ def merge(args: argparse.Namespace) -> int:
         f"{args.into}: {len(done.added)} file(s) added, {len(done.replaced)} replaced, "
         f"{len(done.skipped)} skipped"
     )
-    return common.EXIT_BAD_INPUT if unrendered else 0
+    # what it took is in; a file it skipped is bad input, said in the exit code too
+    return common.EXIT_BAD_INPUT if unrendered or done.skipped else 0
 
 
 def chain(args: argparse.Namespace) -> int:

@@ -45,6 +45,7 @@ class Merged:
     added: list[Path] = field(default_factory=list)  # relative to the results
     replaced: list[Path] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # each: the file, and why
+    rendered: list[str] = field(default_factory=list)  # write-ups rendered again, not copied
     kept_old: Path | None = None  # where the replaced files' old versions are
 
 
@@ -61,6 +62,7 @@ class _Plan:
         self.benchmarks: dict[str, tuple[Path, dict]] = {}
         self.api_version: object = None  # benchmarks.json's own "version"
         self.skipped: list[str] = []
+        self.rendered: list[str] = []
         own = target / "benchmarks.json"
         if own.is_file():
             self._benchmarks(own)
@@ -131,7 +133,7 @@ class _Plan:
         of a kind's name's form and its reader's (tfbench.keptfiles.KINDS)."""
         parts = path.relative_to(source / folder).parts
         if keptfiles.bisection.rendered(folder, parts):
-            self.skipped.append(f"{path}: rendered again from bisect.json, not copied")
+            self.rendered.append(f"{path}: rendered again from bisect.json, not copied")
             return
         kind = keptfiles.place(folder, parts)
         if isinstance(kind, str):
@@ -197,7 +199,9 @@ def merge(
         if plan.api_version is not None:
             index["version"] = plan.api_version
         new[Path("benchmarks.json")] = json.dumps(index, indent=4).encode()
-    return _move(target, new, replace, plan.skipped)
+    done = _move(target, new, replace, plan.skipped)
+    done.rendered = plan.rendered
+    return done
 
 
 def _move(target: Path, new: dict[Path, bytes], replace: bool, skipped: list[str]) -> Merged:
