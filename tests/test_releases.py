@@ -378,6 +378,27 @@ def test_an_environment_whose_python_fails_to_compile_is_an_error(tmp_path):
     assert failed.value.returncode == 3
 
 
+def test_an_interrupt_while_compiling_is_the_callers_alone(tmp_path):
+    """#79: Ctrl-C while an environment is compiled (the terminal's SIGINT to the whole
+    process group) printed each compiling process's KeyboardInterrupt traceback before
+    "tfbench: interrupted": the workers now run in sessions of their own, and end, quietly,
+    with the interrupted caller."""
+    python = tmp_path / "python"  # each share sleeps, as a long compile would
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'import time; time.sleep(60)'\n")
+    python.chmod(0o755)
+    code = (
+        "import os, signal, sys, threading\nfrom tfbench.history import envsync\n"
+        "threading.Timer(1.0, os.killpg, (os.getpgid(0), signal.SIGINT)).start()\n"
+        f"try:\n    envsync.compile_bytecode({str(python)!r})\n"
+        "except KeyboardInterrupt:\n    print('interrupted', file=sys.stderr)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+        start_new_session=True,
+    )  # fmt: skip
+    assert run.stderr == "interrupted\n"
+
+
 def test_the_newest_pair_is_the_newest_release_and_a_newer_candidate():
     pair = releases.newest_pair
     assert pair(["v2.20.0", "v2.21.0", "v2.22.0rc0"]) == ("v2.21.0", "v2.22.0rc0")

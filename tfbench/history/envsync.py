@@ -168,13 +168,22 @@ def compile_bytecode(python: str) -> None:
     One process a CPU, each given a fixed share of the files: compileall's own pool hands
     out one file at a time, which costs about a third more CPU for the same .pyc files."""
     shares = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    workers = [
-        subprocess.Popen(
-            [python, "-c", _COMPILE_SHARE, str(k), str(shares)], preexec_fn=ends_with_parent
-        )
-        for k in range(shares)
-    ]
-    failed = [w for w in workers if w.wait() != 0]  # every share ended before one is said
+    workers: list[subprocess.Popen] = []
+    try:
+        for k in range(shares):  # a session each: a terminal's Ctrl-C reaches this process
+            workers.append(  # alone, not the workers, each of which would print a traceback
+                subprocess.Popen(
+                    [python, "-c", _COMPILE_SHARE, str(k), str(shares)],
+                    preexec_fn=ends_with_parent,
+                    start_new_session=True,
+                )
+            )
+        failed = [w for w in workers if w.wait() != 0]  # every share ended before one is said
+    except BaseException:  # an interrupt: the workers end with it, quietly
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+        raise
     if failed:
         raise subprocess.CalledProcessError(failed[0].returncode, failed[0].args)
 
