@@ -132,7 +132,7 @@ SAMPLE = 12
 
 
 @dataclass
-class Bisection:
+class Sweep:
     metric: str
     changes: list[Change]  # largest first
     readings: list[Record]  # every release measured, in the order visited
@@ -173,13 +173,13 @@ def spread(count: int, most: int) -> list[int]:
     return sorted({round(k * (count - 1) / (most - 1)) for k in range(most)})
 
 
-def bisect(run: Runner, versions: list[str], metric: str) -> Bisection:
+def bisect(run: Runner, versions: list[str], metric: str) -> Sweep:
     """Every release in `versions` (oldest first) where the behaviour changes, largest
     first: the releases of a handful read, every one (SAMPLE); then every span whose ends
     differ split until its releases are neighbours. A change that comes and goes between two
     releases read alike in a sample of many is not seen."""
     paired = figures.named(metric).kind == figures.TIME  # ValueError naming the choices
-    found = Bisection(metric, [], [])
+    found = Sweep(metric, [], [])
     read: dict[int, Record] = {}
     timed: dict[tuple[int, int], dict[str, Any]] = {}
 

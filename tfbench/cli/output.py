@@ -22,7 +22,7 @@ from tfbench.units import format_precise as exact
 from tfbench.units import format_value
 
 if TYPE_CHECKING:
-    from tfbench.sweep import Bisection
+    from tfbench.sweep import Sweep
 
 
 def _params(r: Record) -> str:
@@ -195,7 +195,7 @@ def _notes(records: list[Record]) -> list[str]:
     return notes
 
 
-def bisection(found: Bisection) -> str:
+def bisection(found: Sweep) -> str:
     """Every change, largest first, each with its direction, releases and size; then every
     reading the bisection took, in release order."""
     rows = found.in_order()

@@ -65,11 +65,11 @@ class Change:
 
 
 Runs = list[list[float]]  # a side's readings of one point, run by run
-Found = tuple[int, dict[str, Any]] | None  # (1 worse, -1 better; the evidence), or no change
+Ruling = tuple[int, dict[str, Any]] | None  # (1 worse, -1 better; the evidence), or no change
 
 
-def _apart(floor: Callable[[list[float]], float], what: str) -> Callable[..., Found]:
-    def rule(a_runs: Runs, b_runs: Runs) -> Found:
+def _apart(floor: Callable[[list[float]], float], what: str) -> Callable[..., Ruling]:
+    def rule(a_runs: Runs, b_runs: Runs) -> Ruling:
         a, b = pooled(a_runs), pooled(b_runs)
         gap = floor(a + b)
         if min(b) - max(a) > gap:
@@ -90,7 +90,7 @@ def _apart(floor: Callable[[list[float]], float], what: str) -> Callable[..., Fo
     return rule
 
 
-def leak_rule(a_runs: Runs, b_runs: Runs) -> Found:
+def leak_rule(a_runs: Runs, b_runs: Runs) -> Ruling:
     a, b = pooled(a_runs), pooled(b_runs)
     if len(set(a)) != 1 or len(set(b)) != 1 or a[0] == b[0]:
         return None
@@ -161,7 +161,7 @@ def memory_screened(benchmarks: dict[str, dict], a: Side, b: Side) -> list[Point
     )
 
 
-def _rule(figure: figures.Figure) -> Callable[..., Found]:
+def _rule(figure: figures.Figure) -> Callable[..., Ruling]:
     if figure.floor is None:
         return leak_rule
     return _apart(figure.floor, figure.label)
@@ -214,7 +214,7 @@ def _leaks(point: Point, *sides: Side) -> bool:
     return any(v == 1.0 for side in sides for v in side.values(leak))
 
 
-def _status(point: Point, a: Side, b: Side) -> Found:
+def _status(point: Point, a: Side, b: Side) -> Ruling:
     """A point measured in every run of one side and in none of the other."""
     a_has, b_has = point in a.runs, point in b.runs
     a_all, b_all = a_has and point not in a.missing, b_has and point not in b.missing

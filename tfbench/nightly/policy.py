@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfbench import figures, sweep
+from tfbench.measure.record import Record
 from tfbench.units import format_value
 
 MIN_READINGS = 2  # each build's first readings: the spread of one reading is not known
@@ -46,8 +47,7 @@ class Build:
     git_version: str | None = None  # tf.version.GIT_VERSION, once installed
 
 
-Reading = dict[str, Any]  # a measured record
-Measure = Callable[[Build], Reading]  # one reading of a build in a fresh process; Broken
+Measure = Callable[[Build], Record]  # one reading of a build in a fresh process; Broken
 # two builds' times compared in pairs (tfbench.pairs.verdict.compared's form), old then new
 Pair = Callable[[Build, Build], dict[str, Any]]
 SEPARATED = {"different": "apart", "same": "alike"}  # a time verdict as a separation
@@ -58,7 +58,7 @@ class Found:
     metric: str
     kind: str  # step | drift | none | unknown
     builds: list[Build]  # the range, oldest first
-    readings: dict[str, list[Reading]] = field(default_factory=dict)  # version -> readings
+    readings: dict[str, list[Record]] = field(default_factory=dict)  # version -> readings
     broken: dict[str, str] = field(default_factory=dict)  # version -> why
     last_good: Build | None = None  # of the largest step
     first_bad: Build | None = None
@@ -71,7 +71,7 @@ class Found:
         return median(self.metric, self.readings.get(version, []))
 
 
-def figure(metric: str, reading: Reading) -> float | None:
+def figure(metric: str, reading: Record) -> float | None:
     """The number a metric reads from one reading (a verdict as 1 or 0); None where the
     reading holds none (a kept series where a number stands: a step's, not a footprint's)."""
     found = figures.named(metric).of(reading)
@@ -86,12 +86,12 @@ def figure_text(metric: str, value: float | None, per: str = "iteration") -> str
     return format_value(value, figures.named(metric).unit, ".2f", per)
 
 
-def median(metric: str, readings: list[Reading]) -> float | None:
+def median(metric: str, readings: list[Record]) -> float | None:
     values = [v for r in readings if (v := figure(metric, r)) is not None]
     return statistics.median(values) if values else None
 
 
-def separation(metric: str, a: list[Reading], b: list[Reading]) -> str:
+def separation(metric: str, a: list[Record], b: list[Record]) -> str:
     """apart, alike or undecided, for two builds' readings of the figure."""
     x = [v for r in a if (v := figure(metric, r)) is not None]
     y = [v for r in b if (v := figure(metric, r)) is not None]
@@ -139,7 +139,7 @@ class _Reader:
         compared = self._paired.get((old.version, new.version), {})
         return math.log(compared["ratio"]) if compared.get("ratio") else 0.0
 
-    def read(self, build: Build, count: int) -> list[Reading] | None:
+    def read(self, build: Build, count: int) -> list[Record] | None:
         """At least `count` readings of the build; None when it is broken."""
         if build.version in self.found.broken:
             return None

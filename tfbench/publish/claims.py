@@ -36,7 +36,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Answer:
     claim: Claim
     outcomes: list[Outcome]
 
@@ -65,7 +65,7 @@ def holds(claim: Claim, a: float, b: float | None) -> bool:
     return b is not None and a > b
 
 
-def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Verdict:
+def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Answer:
     """Whether the claim holds on each release of this machine."""
     a = family.match(claim.a) if family else None
     b = family.match(claim.b) if family and claim.b else None
@@ -88,4 +88,4 @@ def judge(claim: Claim, family: Family | None, machine: MachineResults) -> Verdi
             outcomes.append(Outcome(tag, None, None, why or None))
             continue
         outcomes.append(Outcome(tag, holds(claim, va, vb), va / vb if claim.b and vb else None))
-    return Verdict(claim, outcomes)
+    return Answer(claim, outcomes)

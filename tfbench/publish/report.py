@@ -62,7 +62,7 @@ EXPLAIN = (
 
 
 @dataclass(frozen=True)
-class Figure:
+class Value:
     value: float | None
     unit: str
     ratio: float | None  # to the previous release, where it means something
@@ -75,7 +75,7 @@ class Figure:
 @dataclass(frozen=True)
 class Cell:
     release: str
-    figures: tuple[Figure, ...]  # families.CELL: time, heap-peak, retained
+    figures: tuple[Value, ...]  # families.CELL: time, heap-peak, retained
     leak: bool | None
 
     @property
@@ -141,7 +141,7 @@ class MachineReport:
     summary: Summary
     # the newest release's leaking points -> why they leak (tfbench explain; None: not yet)
     why: dict[str, str | None]
-    verdicts: list[claims.Verdict]
+    verdicts: list[claims.Answer]
     changes: list[changes.Changes]  # adjacent releases, oldest first, from the history
     articles: list[findings.ArticleSection]
     families: list[FamilySection]
@@ -191,7 +191,7 @@ def _cell(
         ratio = None
         if value is not None and before and (not slope or abs(before) >= KiB):
             ratio = value / before
-        figures.append(Figure(value, unit, ratio))
+        figures.append(Value(value, unit, ratio))
     leak = machine.value(family.benchmark("leak"), combo, tag)
     return Cell(tag, tuple(figures), None if leak is None else leak >= 1)
 
@@ -218,7 +218,7 @@ def _family(family: families.Family, machine: MachineResults) -> FamilySection:
     return FamilySection(family.name, rows, [family.label(c) for c in empty], plots)
 
 
-def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Verdict]) -> Summary:
+def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Answer]) -> Summary:
     """The newest pair: as `tfbench gate` re-measured it where that run is kept, else by
     the gate's rules on the history; and the claims whose verdict differs between them."""
     pair = newest_pair(machine.releases)
@@ -326,7 +326,7 @@ WORD = {True: "holds", False: "does not hold", None: "no value"}
 NOT_HERE = "No data on this machine (not measured here, or of another version)"
 
 
-def told(m: MachineReport) -> tuple[list[claims.Verdict], str | None]:
+def told(m: MachineReport) -> tuple[list[claims.Answer], str | None]:
     """The machine's claims with a value or a reason on some release, and one line naming
     those with neither (their family not measured on this machine)."""
     shown = [v for v in m.verdicts if any(o.holds is not None or o.reason for o in v.outcomes)]
@@ -410,7 +410,7 @@ def build(data: Data) -> Report:
     )
 
 
-def verdict_parts(verdict: claims.Verdict) -> tuple[str, list[str]]:
+def verdict_parts(verdict: claims.Answer) -> tuple[str, list[str]]:
     """(the word for the newest release: TRUE, FALSE or no data; the release-by-release
     summary), as plain text for either renderer."""
     newest = verdict.newest
