@@ -19,6 +19,8 @@ targets  <-  explain (why a step grows: its own traced run)  <-  cli
 cpu (the CPU a figure is read on; the standard library alone)  <-  keptfiles, probes, gate,
 history, nightly, publish, cli
 profile (where a run's and the tests' time goes; escape for its tables)  <-  cli
+naming (the suite's names: time_, the Costs twin, the GPU param; the standard library
+alone): below every reader
 whole (files written whole, asv's kept whole, the run's lock, scratch folders) and faults
 (how a run ends: the exit codes, a fault's line), the standard library alone: below every
 writer
@@ -37,6 +39,7 @@ from tfbench.sources import closure, imports
 # layer -> the layers it may import (its own included)
 ALLOWED = {
     "units": {"units"},
+    "naming": {"naming"},
     "grammar": {"grammar"},
     "escape": {"escape"},
     "floors": {"units", "floors"},
@@ -134,8 +137,8 @@ ALLOWED["profile"] = {"profile", "escape"}  # where the time goes: its tables es
 for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):
     ALLOWED[reader].add("cpu")
 ALLOWED["paths"], ALLOWED["whole"] = set(), {"whole"}
-for allowed in ALLOWED.values():  # where things are, how a file is written, how a run ends
-    allowed |= {"paths", "whole", "faults"}
+for allowed in ALLOWED.values():  # where things are, how a file is written, how a run ends,
+    allowed |= {"paths", "whole", "faults", "naming"}  # what the suite's names say
 PACKAGE = ROOT / "tfbench"
 
 

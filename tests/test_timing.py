@@ -164,7 +164,7 @@ class FakeServer:
         pass
 
 
-class FakeTimer(timing.Timer):
+class FakeSideServer(timing.SideServer):
     def __init__(self, name: str, seconds, asked: list) -> None:
         super().__init__("python", None, None)  # type: ignore[arg-type]
         self.name, self.seconds_of, self.asked, self.renewed = name, seconds, asked, 0
@@ -189,7 +189,7 @@ def test_points_are_read_in_pairs_again_while_unknown_and_no_more_than_most():
         return 0.001 * math.exp(noise.gauss(0, 0.2))  # m.Noisy: never decided
 
     asked: list = []
-    old, new = FakeTimer("old", seconds, asked), FakeTimer("new", seconds, asked)
+    old, new = FakeSideServer("old", seconds, asked), FakeSideServer("new", seconds, asked)
     points = [(f"m.{n}.time_step", ("'x'",)) for n in ("Steady", "Slower", "Noisy")]
     reader = timing.Reader(first=8, most=12)
     found = timing.measure(points, old, new, reader, say=lambda s: None)
@@ -255,7 +255,7 @@ def test_a_point_that_rules_out_the_watched_change_is_read_on_only_while_apart()
     for watch, apart, pairs in ((0.05, False, 8), (0.0, False, 12), (0.05, True, 12)):
         seconds = two_percent_slower(random.Random(4))
         asked: list = []
-        old, new = FakeTimer("old", seconds, asked), FakeTimer("new", seconds, asked)
+        old, new = FakeSideServer("old", seconds, asked), FakeSideServer("new", seconds, asked)
         reader = timing.Reader(first=8, most=12, watch=watch, apart=apart)
         (found,) = timing.measure(point, old, new, reader, say=lambda s: None).values()
         told = found.verdict
@@ -277,8 +277,8 @@ def test_an_interval_apart_from_no_change_lies_wholly_on_one_side_of_it():
 def test_the_old_and_new_readings_alternate_in_order_pair_by_pair():
     asked: list = []
     old, new = (
-        FakeTimer("old", lambda b, s: 0.001, asked),
-        FakeTimer("new", lambda b, s: 0.001, asked),
+        FakeSideServer("old", lambda b, s: 0.001, asked),
+        FakeSideServer("new", lambda b, s: 0.001, asked),
     )
     reader = timing.Reader(design=timing.INTERLEAVED, first=8, most=8)
     timing.measure([("m.A.time_step", ())], old, new, reader, say=print)
@@ -289,8 +289,8 @@ def test_the_old_and_new_readings_alternate_in_order_pair_by_pair():
 def test_readings_taking_turns_alternate_who_goes_first_pair_by_pair():
     asked: list = []
     old, new = (
-        FakeTimer("old", lambda b, s: 0.001, asked),
-        FakeTimer("new", lambda b, s: 0.001, asked),
+        FakeSideServer("old", lambda b, s: 0.001, asked),
+        FakeSideServer("new", lambda b, s: 0.001, asked),
     )
     timing.measure([("m.A.time_step", ())], old, new, timing.Reader(first=8, most=8), say=print)
     firsts = [a[3] for a in asked if not a[2]]

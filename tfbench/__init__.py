@@ -13,7 +13,8 @@ write), escape (kept text made inert in Markdown and
 shell), whole (files written whole, asv's kept whole around a run, the run's lock, scratch
 folders), faults (how a run ends outside its verdict), versions (benchmark versions from a
 digest of the measuring code), sources (the modules a module imports, read from its
-source), paths (where things are), profile (where a run's and the tests' time goes), __main__
+source), paths (where things are), naming (the suite's names: time_, the
+Costs twin, the GPU param), profile (where a run's and the tests' time goes), __main__
 (`python -m tfbench`).
 """
 

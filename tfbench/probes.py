@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tfbench import cpu, keptfiles, scenarios
+from tfbench import cpu, keptfiles, naming, scenarios
 from tfbench.history import asvconf
 from tfbench.history import journal as journals
 from tfbench.history.envsync import asv_machine, folder_name
@@ -71,7 +71,7 @@ class GridPoint(NamedTuple):
     @property
     def family(self) -> str:
         """A method's family: its step class (a probe's Costs class is the same family)."""
-        return self.benchmark.rpartition(".")[0].removesuffix("Costs")
+        return naming.step_class(self.benchmark.rpartition(".")[0])
 
     def label(self, names: Iterable[str]) -> str:
         """name=value, ... of its params."""

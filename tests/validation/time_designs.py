@@ -44,8 +44,8 @@ def points(bench: str) -> list[timing.Point]:
 
 
 def run(design: str, chosen: list, python: str, args: argparse.Namespace, logs: Path) -> dict:
-    old = timing.Timer(python, ROOT / "benchmarks", logs / f"{design}-old.log")
-    new = timing.Timer(python, ROOT / "benchmarks", logs / f"{design}-new.log")
+    old = timing.SideServer(python, ROOT / "benchmarks", logs / f"{design}-old.log")
+    new = timing.SideServer(python, ROOT / "benchmarks", logs / f"{design}-new.log")
     plant = (0.0, args.plant)
     found = {p: verdict.Timed(p, 0.02) for p in chosen}
     began = time.monotonic()

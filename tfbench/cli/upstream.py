@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfbench import figures
+from tfbench import figures, naming
 from tfbench.cli import common, output
 from tfbench.cli.common import BadInput, Subcommands
 
@@ -68,7 +68,7 @@ def row_target(text: str, config: Path) -> tuple[Target, str] | None:
             raise BadInput(f"{text}: only the CPU's footprint is bisected (tf-nightly)")
         return FootprintTarget({"device": device}), METRIC_OF[method]
     benchmarks = dict(Benchmarks.load(load_config(config)))
-    name = bench.removesuffix("Costs")
+    name = naming.step_class(bench)
     timed = benchmarks.get(f"{name}.time_step")
     if timed is None:
         raise BadInput(f"{text}: no benchmark {name} in the suite's results")

@@ -274,7 +274,7 @@ class AsvBackend:
             return {}
         r, suite = self.request, Path(self.request.conf.benchmark_dir)
         old, new = (
-            timing.Timer(
+            timing.SideServer(
                 str(self.pythons[s]),
                 suite,
                 self.work / f"time-{s}.log",

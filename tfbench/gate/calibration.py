@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tfbench import cpu, keptfiles
+from tfbench import cpu, keptfiles, naming
 from tfbench.gate import rules
 from tfbench.gate.readings import Point
 from tfbench.gate.rules import Change
@@ -40,7 +40,7 @@ def keep(
     for cpu_id, identity in sorted(cpus.items()):
         points = [p for p, t in timed.items() if cpu_of.get(p) == cpu_id and t.skipped is None]
         names = {rules.point_name(p) for p in points}
-        mine = [r for r in rows if r.metric.startswith("time_") and r.name in names]
+        mine = [r for r in rows if naming.timed(r.metric) and r.name in names]
         body = {
             "kind": PLANT if plant else AA,
             "plant": plant,
@@ -50,7 +50,7 @@ def keep(
             "points": len(points),
             "worse": sum(r.direction == "worse" for r in mine),
             "better": sum(r.direction == "better" for r in mine),
-            "memory_rows": sum(not r.metric.startswith("time_") for r in rows),
+            "memory_rows": sum(not naming.timed(r.metric) for r in rows),
             "seconds": seconds,
         }
         where = keptfiles.calibration.path(results_dir, cpu_id, pair, plant)

@@ -16,7 +16,7 @@ from typing import Any
 
 from asv.results import Results
 
-from tfbench import keptfiles
+from tfbench import keptfiles, naming
 from tfbench.figures import PROBED as FIGURES
 from tfbench.probes import GridPoint, Probes
 
@@ -81,7 +81,7 @@ def add_result(
                 continue  # probed with its grid, but not a point this asv run selected
             if probed:
                 add_probed(side, point, probed)
-            elif samples and method.startswith("time_"):
+            elif samples and naming.timed(method):
                 for s in samples:
                     side.add(point, s)
             else:

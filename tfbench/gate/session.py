@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tfbench import figures
+from tfbench import figures, naming
 from tfbench.gate import readings, rules
 from tfbench.gate.readings import Point, Side
 from tfbench.keptfiles import fields
@@ -70,7 +70,7 @@ class Backend(Protocol):
 def selection(kind: str, bench: str | None) -> str:
     """asv's --bench for one kind of run: its benchmarks (time_ or the rest) among those the
     user's regex selects (asv matches `name(params)` with re.search; lookaheads intersect)."""
-    kind_re = r"(?=[^(]*\.time_)" if kind == "time" else r"(?![^(]*\.time_)"
+    kind_re = rf"(?=[^(]*\.{naming.TIME})" if kind == "time" else rf"(?![^(]*\.{naming.TIME})"
     return f"^{kind_re}" + (f"(?=.*?(?:{bench}))" if bench else "")
 
 
@@ -183,11 +183,11 @@ def time_points(suite: dict[str, dict], bench: str | None) -> list[Point]:
     are read where the history's are: CPU)."""
     found = []
     for name, spec in sorted(suite.items()):
-        if not name.rpartition(".")[2].startswith("time_"):
+        if not naming.timed(name):
             continue
         for combo in itertools.product(*spec.get("params") or [[]]):
             point = (name, tuple(combo))
             shown = rules.point_name(point)
-            if "'GPU'" not in combo and (not bench or re.search(bench, shown)):
+            if not naming.on_gpu(combo) and (not bench or re.search(bench, shown)):
                 found.append(point)
     return found

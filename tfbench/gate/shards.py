@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tfbench import keptfiles, probes
+from tfbench import keptfiles, naming, probes
 from tfbench.gate import kept, rules
 from tfbench.gate.readings import Point, Side
 from tfbench.measure.timer import BLOCK_S, MIN_BLOCKS
@@ -62,8 +62,8 @@ def units(benchmarks: dict[str, dict]) -> list[Unit]:
     for name, spec in benchmarks.items():
         for combo in itertools.product(*spec.get("params") or [[]]):
             point = probes.GridPoint(name, tuple(combo))
-            if point.benchmark.rpartition(".")[2].startswith("time_"):
-                if "'GPU'" not in combo:
+            if naming.timed(point.benchmark):
+                if not naming.on_gpu(combo):
                     found.add((TIME, name, point.combo))
             else:
                 found.add((MEMORY, point.family, point.combo))
@@ -100,7 +100,7 @@ def costs(
         kind, name, combo = unit
         point = probes.GridPoint(name, combo)
         family = point.family if kind == TIME else name  # a memory unit is named by its family
-        at = (f"{family.rpartition('.')[2]}Costs", point.key)
+        at = (naming.costs_class(family.rpartition(".")[2]), point.key)
         if kind == TIME:
             unread = [1] if runs else [timing.Reader.first]
             count = round(statistics.median(pairs.get(point.name, unread)))
@@ -150,7 +150,9 @@ def pattern(share: Iterable[Unit]) -> str:
         if kind == TIME:
             parts.append(rules.point_pattern(rules.point_name((name, combo))))
         else:
-            parts.append(rf"^{re.escape(name)}(?:Costs)?\.(?!time_)\w+\({values}\)$")
+            parts.append(
+                rf"^{re.escape(name)}(?:{naming.COSTS})?\.(?!{naming.TIME})\w+\({values}\)$"
+            )
     return "|".join(parts)
 
 

@@ -15,7 +15,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from tfbench import floors
+from tfbench import floors, naming
 from tfbench.gate import rules
 from tfbench.gate.readings import Point, Side
 from tfbench.units import format_bytes
@@ -24,7 +24,7 @@ MIN_POINTS = 5
 COMMON_SHARE = 0.6
 # benchmark method prefix -> (the shift is a ratio, its floor); the probe's figures are the
 # pattern's own memory, which a footprint does not move
-SHIFTING = {"peakmem_": (False, floors.PEAKMEM_FLOOR), "time_": (True, floors.TIME_FLOOR)}
+SHIFTING = {naming.PEAKMEM: (False, floors.PEAKMEM_FLOOR), naming.TIME: (True, floors.TIME_FLOOR)}
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ class Server:
 
 
 @dataclass
-class Timer:
+class SideServer:
     """A side's server, one at a time, replaced for each pass over the points (`renew`)."""
 
     python: str
@@ -152,8 +152,8 @@ class Timer:
 
 def read_pair(
     found: verdict.Timed,
-    old: Timer,
-    new: Timer,
+    old: SideServer,
+    new: SideServer,
     design: str,
     seconds: float,
     k: int,
@@ -197,7 +197,7 @@ def read_pair(
 
 
 def _together(
-    sides: tuple[Timer, Timer],
+    sides: tuple[SideServer, SideServer],
     request: dict[str, Any],
     design: str,
     k: int,
@@ -236,8 +236,8 @@ class Reader:
 
 def measure(
     points: list[Point],
-    old: Timer,
-    new: Timer,
+    old: SideServer,
+    new: SideServer,
     reader: Reader = Reader(),
     plant: tuple[float, float] = (0.0, 0.0),
     say: Callable[[str], None] = print,
@@ -287,7 +287,7 @@ def compare(
     logs = Path(tempfile.gettempdir()) / "tfbench-time"
     logs.mkdir(exist_ok=True)
     old, new = (
-        Timer(python, ROOT / "benchmarks", logs / f"time-{name}.log")
+        SideServer(python, ROOT / "benchmarks", logs / f"time-{name}.log")
         for python, name in zip(pythons, ("old", "new"))
     )
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tfbench import keptfiles
+from tfbench import keptfiles, naming
 
 WAYS = ("worse", "better")
 
@@ -65,7 +65,7 @@ def _verdicts(run: keptfiles.gate_run.GateRun, machine: str) -> Verdicts:
         told = found.setdefault(unnamed, {})
         told.update((p, ("", "unknown")) for p in run["time"]["unknown"])
         for r in run["rows"]:
-            if r["metric"].startswith("time_") and r["direction"] in WAYS:
+            if naming.timed(r["metric"]) and r["direction"] in WAYS:
                 values = ", ".join(repr(v) for v in r["params"].values())
                 point = f"{r['benchmark']}({values})"
                 told[point] = (r["direction"], _cell("", r["evidence"]["ratio"]))
@@ -131,7 +131,7 @@ def point(
             told["answer"] = "unknown"
         for r in run["rows"]:
             values = ", ".join(repr(v) for v in r["params"].values())
-            if r["metric"].startswith("time_") and f"{r['benchmark']}({values})" == name:
+            if naming.timed(r["metric"]) and f"{r['benchmark']}({values})" == name:
                 told |= {"answer": "different"} | {
                     k: r["evidence"][k] for k in ("ratio", "low", "high")
                 }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tfbench import figures
+from tfbench import figures, naming
 from tfbench.gate.rules import RSS_ONLY, Change
 from tfbench.history.releases import label
 from tfbench.publish import by_cpu, changes, families
@@ -55,7 +55,7 @@ def _rss(row: Change) -> bool:
 def _size(row: Change) -> tuple[int, float]:
     """The heap's figures first, by bytes; then RSS's, by bytes; then time, by its ratio."""
     old, new = row.old or 0.0, row.new or 0.0
-    if row.metric.startswith("time_"):
+    if naming.timed(row.metric):
         ratio = new / old if old > 0 and new > 0 else 1.0
         return 2, -abs(math.log(ratio))
     return int(_rss(row)), -abs(new - old)
@@ -67,7 +67,7 @@ def _figure(row: Change) -> str:
     old, new = (format_value(v, row.unit, per="call") for v in (row.old, row.new))
     if row.metric == LEAK:
         return f"{name} {old} -> {new}"
-    if row.metric.startswith("time_") and row.old and row.new:
+    if naming.timed(row.metric) and row.old and row.new:
         return f"{name} {old} -> {new} (x{row.new / row.old:.2f})"
     return f"{name} {old} -> {new}"
 
@@ -77,7 +77,7 @@ def _where(point: str, row: Change, cpus: by_cpu.ByCpu | None, cpu: str) -> str:
     CPUs whose gate runs read it (`cpu`: this machine's, where none but its own did)."""
     if _rss(row):
         return "RSS: of this machine's allocator, not its CPU"
-    if not row.metric.startswith("time_"):
+    if not naming.timed(row.metric):
         return "the heap's figure: any CPU"
     if cpus is None:
         return cpu
