@@ -3,12 +3,12 @@
 results, coverage  asv's results of every machine by release tag; what each one lacks
 families  the benchmark families, their grid points and labels
 articles  the five articles described once: examples, isolating variants, claims
-claims    a claim's verdict per release, with the reason for gaps
+claims    a claim's answer per release, with the reason for gaps
 changes   what changed between adjacent releases (the gate's rules), and the kept gate run
 findings  the articles' examples as written: figures per release, isolating variants, findings
 report, headline  the report computed once, as data; its first screen in users' words
-markdown  renders a Report to Markdown        (both renderers read only the Report)
-html      renders a Report to an HTML page
+sections, blocks  its sections built once as blocks, each emitted as Markdown and HTML
+markdown, html  render a Report to Markdown and to an HTML page (they read only the Report)
 assets    asv's CDN scripts and styles, vendored for an offline site
 site      `tfbench publish`: asv publish, assets, the report written beside the site
 asv_publish  asv's `publish` with each git range asked once (its regressions page's cost)

@@ -8,7 +8,7 @@ import math
 
 from tfbench import escape
 from tfbench.history.releases import label as release_label
-from tfbench.publish.changes import Changes
+from tfbench.publish import blocks, sections
 from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
 from tfbench.publish.reasons import span
@@ -21,9 +21,7 @@ from tfbench.publish.report import (
     MachineReport,
     Report,
     brief,
-    by_cpu_head,
     read_on_line,
-    shifts_line,
     summary_lines,
     told,
     told_articles,
@@ -145,33 +143,6 @@ def _family(family: FamilySection, releases: list[str]) -> str:
     return "\n".join(out)
 
 
-def _changes(changes: Changes, source: bool = True) -> list[str]:
-    out = [f"<p>From {html.escape(changes.source)}.</p>"] if source else []
-    out += [f"<p>{html.escape(shifts_line(changes.shifts))}</p>"] * bool(changes.shifts)
-    if not changes.items:
-        other = "other " * bool(changes.shifts)
-        return [*out, f"<p>No {other}change beyond the floors.</p>"]
-    out.append(
-        '<table class="gate"><tr><th>point</th><th>direction</th><th>what changed</th>'
-        "<th>re-measure</th></tr>"
-    )
-    for point in changes.points:
-        what = "<br>".join(
-            f'<a href="{html.escape(i.url)}">{html.escape(i.row.metric)}</a>: '
-            f"{html.escape(i.row.told)}"
-            for i in point.items
-        )
-        alike = f" (and alike at {len(point.alike)} more: {'; '.join(point.alike)})" * bool(
-            point.alike
-        )
-        out.append(
-            f"<tr><td>{html.escape(point.name + alike)}</td><td>{point.direction}</td>"
-            f"<td>{what}</td><td><code>{html.escape(point.command)}</code></td></tr>"
-        )
-    out.append("</table>")
-    return out
-
-
 def _articles(m: MachineReport) -> list[str]:
     if not m.articles:
         return []
@@ -238,21 +209,7 @@ def _summary(m: MachineReport) -> list[str]:
 
 
 def _newest(m: MachineReport) -> list[str]:
-    s = m.summary
-    if s.newest is None:
-        return []
-    pair = " &rarr; ".join(html.escape(release_label(t)) for t in s.newest.pair)
-    out = [f'<h3 id="newest">Newest release: {pair}</h3>', *_changes(s.newest)]
-    if m.by_cpu:
-        out.append(f"<p>{html.escape(by_cpu_head(m.by_cpu))}</p><ul>")
-        out += [f"<li>{html.escape(line)}</li>" for line in m.by_cpu.lines()]
-        out.append("</ul>")
-    if not s.remeasured:
-        command = escape.command(["tfbench", "gate", *s.newest.pair, "--machine", m.name])
-        out.append(
-            f"<p>Not re-measured on this machine yet: <code>{html.escape(command)}</code></p>"
-        )
-    return out
+    return blocks.html(sections.newest(m))
 
 
 def _pythons(m: MachineReport) -> list[str]:
@@ -360,7 +317,7 @@ def _machine(m: MachineReport) -> list[str]:
             continue
         count = f"{len(changes.points)} point(s)" + ", a common shift" * bool(changes.shifts)
         out.append(f"<details><summary>{pair}: {count}</summary>")
-        out += [*_changes(changes, source=False), "</details>"]
+        out += [*blocks.html(sections.changes(changes, source=False)), "</details>"]
     out.append(f'<h3 id="families">Families, point by point</h3><p>{html.escape(EXPLAIN)}</p>')
     out += [_family(f, m.releases) for f in m.families]
     return out

@@ -11,7 +11,7 @@ from tfbench.escape import code
 from tfbench.escape import command as shell
 from tfbench.escape import markdown as escape
 from tfbench.history.releases import label
-from tfbench.publish.changes import Changes
+from tfbench.publish import blocks, sections
 from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, example_text
 from tfbench.publish.reasons import span
@@ -23,48 +23,19 @@ from tfbench.publish.report import (
     MachineReport,
     Report,
     brief,
-    by_cpu_head,
     read_on_line,
-    shifts_line,
     summary_lines,
     told,
     told_articles,
     verdict_parts,
 )
 
-HEAD = ["| point | direction | what changed | re-measure |", "|---|---|---|---|"]
-
-
-def _changes(changes: Changes) -> list[str]:
-    """The newest pair: where its rows come from, its common shifts, its table."""
-    out = [f"From {changes.source}."]
-    out += [escape(shifts_line(changes.shifts))] * bool(changes.shifts)
-    if not changes.items:
-        other = "other " * bool(changes.shifts)
-        return [*out, f"No {other}change beyond the floors."]
-    return [*out, "", *HEAD, *_rows(changes)]
-
-
-def _rows(changes: Changes, first: str = "") -> list[str]:
-    """A row a finding; `first` the cells before them (the pair, in the table of pairs)."""
-    out = []
-    for point in changes.points:
-        what = "; ".join(
-            f"[{escape(i.row.metric)}]({i.url}): {escape(i.row.told)}" for i in point.items
-        )
-        alike = f" (and alike at {len(point.alike)} more: {'; '.join(point.alike)})" * bool(
-            point.alike
-        )
-        name = escape(point.name + alike)
-        out.append(f"| {first}{name} | {point.direction} | {what} | {code(point.command)} |")
-    return out
-
 
 def _pairs(m: MachineReport) -> list[str]:
     """Every adjacent pair but the newest (told above), newest first, in one table: a
     pair's common shifts are one row, its findings one row each."""
     out = ["", "### What changed between adjacent releases", "", CHANGES_NOTE, ""]
-    out += ["| releases " + HEAD[0], "|---" + HEAD[1]]
+    out += blocks.markdown([blocks.Table(("releases", *sections.CHANGE_HEAD), ())])
     for changes in reversed(m.changes):
         if m.summary.newest and changes.pair == m.summary.newest.pair:
             continue
@@ -72,7 +43,7 @@ def _pairs(m: MachineReport) -> list[str]:
         if changes.shifts:
             shifts = "; ".join(s.text() for s in changes.shifts)
             out.append(f"| {pair}most points | common, one cause each | {escape(shifts)} | |")
-        out += _rows(changes, pair)
+        out += [f"| {pair}{blocks.md_row(row)[2:]}" for row in sections.change_rows(changes)]
         if not changes.items:
             out.append(f"| {pair}- | none | no {'other ' * bool(changes.shifts)}change | |")
     return out
@@ -107,19 +78,8 @@ def _articles(m: MachineReport) -> list[str]:
 
 
 def _newest(m: MachineReport) -> list[str]:
-    s = m.summary
-    if s.newest is None:
-        return []
-    pair = s.newest.pair
-    out = ["", f"### Newest release: {' -> '.join(escape(label(t)) for t in pair)}", ""]
-    out += _changes(s.newest)
-    if m.by_cpu:
-        out += ["", escape(by_cpu_head(m.by_cpu)), ""]
-        out += [f"- {escape(line)}" for line in m.by_cpu.lines()]
-    if not s.remeasured:
-        command = shell(["tfbench", "gate", *pair, "--machine", m.name])
-        out += ["", f"Not re-measured on this machine yet: {code(command)}"]
-    return out
+    found = blocks.markdown(sections.newest(m))
+    return ["", *found] if found else []
 
 
 def _why(m: MachineReport) -> list[str]:

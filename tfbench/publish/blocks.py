@@ -1,0 +1,123 @@
+"""What the report shows, as data a renderer emits: headings, paragraphs, bullet lists and
+tables, their text in pieces (plain text, a link, code), emitted as Markdown (report.md,
+`tfbench report`) or HTML (report.html). A sentence is written once, where its section is
+built (tfbench.publish.sections); each emitter escapes every piece of text for its format
+(names, params and reasons come from results, possibly other machines')."""
+
+from __future__ import annotations
+
+import html as _html
+from dataclasses import dataclass
+
+from tfbench import escape
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+
+
+Piece = str | Link | Code
+Text = tuple[Piece, ...]  # a run of pieces, read as one line
+Cell = tuple[Text, ...]  # a table cell: its lines ("; " between them in Markdown)
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: Text
+    anchor: str | None = None  # the HTML id a link elsewhere in the page points to
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: Text
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[Text, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    head: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    css: str = ""  # the HTML table's class
+
+
+Block = Heading | Paragraph | Bullets | Table
+
+
+def _md(text: Text) -> str:
+    out = []
+    for piece in text:
+        if isinstance(piece, Link):
+            out.append(f"[{escape.markdown(piece.text)}]({piece.url})")
+        elif isinstance(piece, Code):
+            out.append(escape.code(piece.text))
+        else:
+            out.append(escape.markdown(piece))
+    return "".join(out)
+
+
+def _html_text(text: Text) -> str:
+    out = []
+    for piece in text:
+        if isinstance(piece, Link):
+            out.append(f'<a href="{_html.escape(piece.url)}">{_html.escape(piece.text)}</a>')
+        elif isinstance(piece, Code):
+            out.append(f"<code>{_html.escape(piece.text)}</code>")
+        else:
+            out.append(_html.escape(piece))
+    return "".join(out)
+
+
+def md_row(cells: tuple[Cell, ...]) -> str:
+    """A table row in Markdown (a row of a table whose head is written elsewhere)."""
+    return "| " + " | ".join("; ".join(_md(line) for line in cell) for cell in cells) + " |"
+
+
+def markdown(blocks: list[Block]) -> list[str]:
+    """The blocks as Markdown lines, a blank line between blocks."""
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            lines = [f"### {_md(block.text)}"]
+        elif isinstance(block, Paragraph):
+            lines = [_md(block.text)]
+        elif isinstance(block, Bullets):
+            lines = [f"- {_md(item)}" for item in block.items]
+        else:
+            lines = ["| " + " | ".join(block.head) + " |", "|---" * len(block.head) + "|"]
+            lines += [md_row(row) for row in block.rows]
+        out += ["", *lines] if out else lines
+    return out
+
+
+def html(blocks: list[Block]) -> list[str]:
+    """The blocks as HTML, an element a line (a table's rows each a line)."""
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            anchor = f' id="{_html.escape(block.anchor)}"' if block.anchor else ""
+            out.append(f"<h3{anchor}>{_html_text(block.text)}</h3>")
+        elif isinstance(block, Paragraph):
+            out.append(f"<p>{_html_text(block.text)}</p>")
+        elif isinstance(block, Bullets):
+            out.append("<ul>" + "".join(f"<li>{_html_text(i)}</li>" for i in block.items))
+            out.append("</ul>")
+        else:
+            css = f' class="{_html.escape(block.css)}"' if block.css else ""
+            out.append(f"<table{css}><tr>" + "".join(f"<th>{h}</th>" for h in block.head))
+            out[-1] += "</tr>"
+            for row in block.rows:
+                cells = ("<br>".join(_html_text(line) for line in cell) for cell in row)
+                out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            out.append("</table>")
+    return out
