@@ -31,7 +31,7 @@ from tfbench import figures, keptfiles, sweep
 from tfbench.gate import rules
 from tfbench.gate.readings import Side
 from tfbench.nightly import upstream
-from tfbench.publish import markdown
+from tfbench.publish import blocks, sections
 from tfbench.publish.changes import Changes, Item
 
 kept = json.loads(sys.argv[1])
@@ -49,7 +49,7 @@ out["bisect"] = [
     sweep.differ("threads", record, record),
 ]
 changes = Changes(("v1", "v2"), [Item(row, "index.html", "tfbench gate")], "test", "m")
-out["report"] = "\n".join(markdown._changes(changes))
+out["report"] = "\n".join(blocks.markdown(sections.changes(changes)))
 data = keptfiles.bisection.check(kept)
 out["issue"] = upstream.issue(data, "pass\n")
 print(json.dumps(out))
