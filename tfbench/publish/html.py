@@ -6,10 +6,8 @@ from __future__ import annotations
 import html
 import math
 
-from tfbench import escape
 from tfbench.history.releases import label as release_label
 from tfbench.publish import blocks, sections
-from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
@@ -236,46 +234,11 @@ def _pythons(m: MachineReport) -> list[str]:
 
 
 def _filed(m: MachineReport) -> list[str]:
-    if not m.filed:
-        return []
-    out = [
-        '<h3 id="upstream">To file with TensorFlow</h3><p>Nightly bisections '
-        "(<code>tfbench upstream</code>), each with the issue to file and a standalone "
-        "reproducer.</p><ul>"
-    ]
-    for f in m.filed:
-        links = " ".join(
-            f'<a href="{html.escape(f.link(m.name, name))}">{name}</a>'
-            for name in ("issue.md", "repro.py", "plot.png")
-        )
-        links = links if f.rendered else html.escape(WHERE_MEASURED)
-        out.append(
-            f"<li>{html.escape(f.target)}, {html.escape(f.metric)}: "
-            f"{html.escape(f.line)} ({links})</li>"
-        )
-    return [*out, "</ul>"]
+    return blocks.html(sections.filed(m))
 
 
 def _why(m: MachineReport) -> list[str]:
-    if not m.why:
-        return []
-    newest = html.escape(release_label(m.releases[-1]))
-    out = [
-        f'<h3 id="why">Why they leak on {newest}</h3><p>As <code>tfbench explain</code> read it, '
-        "in a traced run of its own.</p>"
-    ]
-    if not any(m.why.values()):
-        command = escape.command(["tfbench", "explain", "--leaking", "--machine", m.name])
-        return [
-            *out,
-            f"<p>{len(m.why)} point(s) leak; not explained on this machine yet: "
-            f"<code>{html.escape(command)}</code></p>",
-        ]
-    items = "".join(
-        f"<li>{html.escape(name)}: {html.escape(why or 'not explained')}</li>"
-        for name, why in m.why.items()
-    )
-    return [*out, f"<ul>{items}</ul>"]
+    return blocks.html(sections.why(m))
 
 
 def _claims(m: MachineReport) -> list[str]:

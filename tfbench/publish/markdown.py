@@ -8,11 +8,9 @@ text. Claims are this project's own Markdown.
 from __future__ import annotations
 
 from tfbench.escape import code
-from tfbench.escape import command as shell
 from tfbench.escape import markdown as escape
 from tfbench.history.releases import label
 from tfbench.publish import blocks, sections
-from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
@@ -83,34 +81,11 @@ def _newest(m: MachineReport) -> list[str]:
 
 
 def _why(m: MachineReport) -> list[str]:
-    if not m.why:
-        return []
-    newest = escape(label(m.releases[-1]))
-    out = ["", f"### Why they leak on {newest} (`tfbench explain`: its own traced run)", ""]
-    if not any(m.why.values()):
-        command = shell(["tfbench", "explain", "--leaking", "--machine", m.name])
-        return [
-            *out,
-            f"{len(m.why)} point(s) leak; not explained on this machine yet: {code(command)}",
-        ]
-    return out + [
-        f"- {escape(name)}: {escape(why or 'not explained')}" for name, why in m.why.items()
-    ]
+    return ["", *blocks.markdown(sections.why(m))] if m.why else []
 
 
 def _filed(m: MachineReport) -> list[str]:
-    if not m.filed:
-        return []
-    out = ["", "### To file with TensorFlow (`tfbench upstream`: nightly bisections)", ""]
-    return out + [
-        f"- {escape(f.target)}, {escape(f.metric)}: {escape(f.line)} "
-        + (
-            f"([issue]({f.link(m.name, 'issue.md')}), [repro]({f.link(m.name, 'repro.py')}))"
-            if f.rendered
-            else f"({WHERE_MEASURED})"
-        )
-        for f in m.filed
-    ]
+    return ["", *blocks.markdown(sections.filed(m))] if m.filed else []
 
 
 def _pythons(m: MachineReport) -> list[str]:

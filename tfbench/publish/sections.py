@@ -7,6 +7,7 @@ from tfbench.escape import command as shell
 from tfbench.history.releases import label
 from tfbench.publish.blocks import Block, Bullets, Cell, Code, Heading, Link, Paragraph, Table
 from tfbench.publish.changes import Changes
+from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.report import MachineReport, by_cpu_head, shifts_line
 
 CHANGE_HEAD = ("point", "direction", "what changed", "re-measure")
@@ -53,3 +54,46 @@ def newest(m: MachineReport) -> list[Block]:
         command = shell(["tfbench", "gate", *s.newest.pair, "--machine", m.name])
         out.append(Paragraph(("Not re-measured on this machine yet: ", Code(command))))
     return out
+
+
+def why(m: MachineReport) -> list[Block]:
+    """Why the newest release's leaking points leak, as `tfbench explain` read them, or the
+    command that reads them here."""
+    if not m.why:
+        return []
+    out: list[Block] = [
+        Heading((f"Why they leak on {label(m.releases[-1])}",), anchor="why"),
+        Paragraph(("As ", Code("tfbench explain"), " read it, in a traced run of its own.")),
+    ]
+    if not any(m.why.values()):
+        command = shell(["tfbench", "explain", "--leaking", "--machine", m.name])
+        said = f"{len(m.why)} point(s) leak; not explained on this machine yet: "
+        return [*out, Paragraph((said, Code(command)))]
+    return [
+        *out,
+        Bullets(tuple((f"{name}: {w or 'not explained'}",) for name, w in m.why.items())),
+    ]
+
+
+def filed(m: MachineReport) -> list[Block]:
+    """The nightly bisections to file with TensorFlow, each with its write-up's files."""
+    if not m.filed:
+        return []
+    items = []
+    for f in m.filed:
+        files: tuple = (WHERE_MEASURED,)
+        if f.rendered:
+            names = ("issue.md", "repro.py", "plot.png")
+            files = sum(((Link(n, f.link(m.name, n)), ", ") for n in names), ())[:-1]
+        items.append((f"{f.target}, {f.metric}: {f.line} (", *files, ")"))
+    return [
+        Heading(("To file with TensorFlow",), anchor="upstream"),
+        Paragraph(
+            (
+                "Nightly bisections (",
+                Code("tfbench upstream"),
+                "), each with the issue to file and a standalone reproducer.",
+            )
+        ),
+        Bullets(tuple(items)),
+    ]
