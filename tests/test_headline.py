@@ -120,6 +120,6 @@ def test_both_renderers_open_a_machine_with_its_first_screen():
     md = markdown.render(built)
     first = md.index("### What changed in v1.2.0, against v1.1.0")
     assert first < md.index("### Summary")
-    assert md.index("**Worse**") < md.index("**Leaks on v1.2.0**") < md.index("**Better**")
+    assert md.index("#### Worse") < md.index("#### Leaks on v1.2.0") < md.index("#### Better")
     page = html.render(built)
     assert page.index('<h3 id="screen">What changed in v1.2.0') < page.index('id="summary"')

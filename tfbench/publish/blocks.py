@@ -32,6 +32,7 @@ Cell = tuple[Text, ...]  # a table cell: its lines ("; " between them in Markdow
 class Heading:
     text: Text
     anchor: str | None = None  # the HTML id a link elsewhere in the page points to
+    level: int = 3  # a section's; 4 for a part of one
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,15 @@ class Table:
     css: str = ""  # the HTML table's class
 
 
-Block = Heading | Paragraph | Bullets | Table
+@dataclass(frozen=True)
+class Section:
+    """Blocks set apart on the page (its HTML class styles them); in Markdown, the blocks."""
+
+    css: str
+    blocks: tuple[Heading | Paragraph | Bullets | Table, ...]
+
+
+Block = Heading | Paragraph | Bullets | Table | Section
 
 
 def _md(text: Text) -> str:
@@ -87,8 +96,10 @@ def markdown(blocks: list[Block]) -> list[str]:
     """The blocks as Markdown lines, a blank line between blocks."""
     out: list[str] = []
     for block in blocks:
-        if isinstance(block, Heading):
-            lines = [f"### {_md(block.text)}"]
+        if isinstance(block, Section):
+            lines = markdown(list(block.blocks))
+        elif isinstance(block, Heading):
+            lines = [f"{'#' * block.level} {_md(block.text)}"]
         elif isinstance(block, Paragraph):
             lines = [_md(block.text)]
         elif isinstance(block, Bullets):
@@ -104,9 +115,13 @@ def html(blocks: list[Block]) -> list[str]:
     """The blocks as HTML, an element a line (a table's rows each a line)."""
     out: list[str] = []
     for block in blocks:
-        if isinstance(block, Heading):
+        if isinstance(block, Section):
+            out.append(f'<section class="{_html.escape(block.css)}">')
+            out += [*html(list(block.blocks)), "</section>"]
+        elif isinstance(block, Heading):
             anchor = f' id="{_html.escape(block.anchor)}"' if block.anchor else ""
-            out.append(f"<h3{anchor}>{_html_text(block.text)}</h3>")
+            tag = f"h{block.level}"
+            out.append(f"<{tag}{anchor}>{_html_text(block.text)}</{tag}>")
         elif isinstance(block, Paragraph):
             out.append(f"<p>{_html_text(block.text)}</p>")
         elif isinstance(block, Bullets):

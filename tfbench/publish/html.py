@@ -191,14 +191,7 @@ def _articles(m: MachineReport) -> list[str]:
 
 
 def _screen(m: MachineReport) -> list[str]:
-    """The first screen: the newest release in the patterns' words (tfbench.publish.headline)."""
-    if m.screen is None:
-        return []
-    out = [f'<section class="screen"><h3 id="screen">{html.escape(m.screen.title)}</h3>']
-    for heading, lines in m.screen.parts:
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
-        out.append(f"<h4>{html.escape(heading)}</h4><ul>{items}</ul>")
-    return [*out, "</section>"]
+    return blocks.html(sections.screen(m))
 
 
 def _summary(m: MachineReport) -> list[str]:

@@ -146,13 +146,7 @@ def _families(m: MachineReport) -> list[str]:
 
 
 def _screen(m: MachineReport) -> list[str]:
-    """The first screen: the newest release in the patterns' words (tfbench.publish.headline)."""
-    if m.screen is None:
-        return []
-    out = ["", f"### {escape(m.screen.title)}"]
-    for heading, lines in m.screen.parts:
-        out += ["", f"**{escape(heading)}**", "", *(f"- {escape(line)}" for line in lines)]
-    return out
+    return ["", *blocks.markdown(sections.screen(m))] if m.screen else []
 
 
 def _machine(m: MachineReport) -> list[str]:

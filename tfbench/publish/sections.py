@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from tfbench.escape import command as shell
 from tfbench.history.releases import label
-from tfbench.publish.blocks import Block, Bullets, Cell, Code, Heading, Link, Paragraph, Table
+from tfbench.publish.blocks import (
+    Block,
+    Bullets,
+    Cell,
+    Code,
+    Heading,
+    Link,
+    Paragraph,
+    Section,
+    Table,
+)
 from tfbench.publish.changes import Changes
 from tfbench.publish.filed import WHERE_MEASURED
 from tfbench.publish.report import MachineReport, by_cpu_head, shifts_line
@@ -97,3 +107,15 @@ def filed(m: MachineReport) -> list[Block]:
         ),
         Bullets(tuple(items)),
     ]
+
+
+def screen(m: MachineReport) -> list[Block]:
+    """The first screen: the newest release in the patterns' words (tfbench.publish.headline)."""
+    if m.screen is None:
+        return []
+    parts: list[Heading | Paragraph | Bullets | Table] = [
+        Heading((m.screen.title,), anchor="screen")
+    ]
+    for heading, lines in m.screen.parts:
+        parts += [Heading((heading,), level=4), Bullets(tuple((line,) for line in lines))]
+    return [Section("screen", tuple(parts))]
