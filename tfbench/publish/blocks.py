@@ -23,7 +23,20 @@ class Code:
     text: str
 
 
-Piece = str | Link | Code
+@dataclass(frozen=True)
+class Strong:
+    text: str
+
+
+@dataclass(frozen=True)
+class Own:
+    """This project's own Markdown (a claim as written): as it is in Markdown, as text in
+    HTML."""
+
+    text: str
+
+
+Piece = str | Link | Code | Strong | Own
 Text = tuple[Piece, ...]  # a run of pieces, read as one line
 Cell = tuple[Text, ...]  # a table cell: its lines ("; " between them in Markdown)
 
@@ -70,6 +83,10 @@ def _md(text: Text) -> str:
             out.append(f"[{escape.markdown(piece.text)}]({piece.url})")
         elif isinstance(piece, Code):
             out.append(escape.code(piece.text))
+        elif isinstance(piece, Strong):
+            out.append(f"**{escape.markdown(piece.text)}**")
+        elif isinstance(piece, Own):
+            out.append(piece.text)
         else:
             out.append(escape.markdown(piece))
     return "".join(out)
@@ -82,8 +99,10 @@ def _html_text(text: Text) -> str:
             out.append(f'<a href="{_html.escape(piece.url)}">{_html.escape(piece.text)}</a>')
         elif isinstance(piece, Code):
             out.append(f"<code>{_html.escape(piece.text)}</code>")
-        else:
-            out.append(_html.escape(piece))
+        elif isinstance(piece, Strong):
+            out.append(f"<strong>{_html.escape(piece.text)}</strong>")
+        else:  # text, or this project's own Markdown, shown as written
+            out.append(_html.escape(piece if isinstance(piece, str) else piece.text))
     return "".join(out)
 
 

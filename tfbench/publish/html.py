@@ -21,9 +21,7 @@ from tfbench.publish.report import (
     brief,
     read_on_line,
     summary_lines,
-    told,
     told_articles,
-    verdict_parts,
 )
 
 COLORS = [
@@ -204,26 +202,7 @@ def _newest(m: MachineReport) -> list[str]:
 
 
 def _pythons(m: MachineReport) -> list[str]:
-    s = m.pythons
-    if s is None:
-        return []
-    head = (
-        f'<h3 id="pythons">Pythons at {html.escape(release_label(s.release))}: '
-        f"{html.escape(', '.join(s.pythons))} beside 3.11</h3>"
-    )
-    if not s.findings:
-        return [
-            head,
-            "<p>No point's leak verdict, kept bytes, garbage or heap peak differs beyond "
-            "the floors.</p>",
-        ]
-    items = [
-        f"<li>{html.escape(f.point)}, Python {html.escape(f.python)}: {html.escape(f.text)}"
-        + (f" (<code>{html.escape(f.command)}</code>)" if f.command else "")
-        + "</li>"
-        for f in s.findings
-    ]
-    return [head, "<ul>", *items, "</ul>"]
+    return blocks.html(sections.pythons(m))
 
 
 def _filed(m: MachineReport) -> list[str]:
@@ -235,23 +214,7 @@ def _why(m: MachineReport) -> list[str]:
 
 
 def _claims(m: MachineReport) -> list[str]:
-    out = ['<h3 id="claims">Claims</h3><ul>']
-    shown, not_here = told(m)
-    for v in shown:
-        word, parts = verdict_parts(v)
-        newest = (
-            f"<strong>{word}</strong> on {html.escape(release_label(m.releases[-1]))}"
-            if m.releases
-            else "<strong>no data</strong>"
-        )
-        out.append(
-            f"<li>[{html.escape(v.claim.article)}] {html.escape(v.claim.text)}: "
-            + "; ".join([newest, *map(html.escape, parts)])
-            + "</li>"
-        )
-    if not_here:
-        out.append(f"<li>{html.escape(not_here)}</li>")
-    return [*out, "</ul>"]
+    return blocks.html(sections.claims(m))
 
 
 def _machine(m: MachineReport) -> list[str]:

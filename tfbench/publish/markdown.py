@@ -7,7 +7,6 @@ text. Claims are this project's own Markdown.
 
 from __future__ import annotations
 
-from tfbench.escape import code
 from tfbench.escape import markdown as escape
 from tfbench.history.releases import label
 from tfbench.publish import blocks, sections
@@ -23,9 +22,7 @@ from tfbench.publish.report import (
     brief,
     read_on_line,
     summary_lines,
-    told,
     told_articles,
-    verdict_parts,
 )
 
 
@@ -89,39 +86,11 @@ def _filed(m: MachineReport) -> list[str]:
 
 
 def _pythons(m: MachineReport) -> list[str]:
-    s = m.pythons
-    if s is None:
-        return []
-    out = [
-        "",
-        f"### Pythons at {escape(label(s.release))}: {', '.join(s.pythons)} beside 3.11",
-        "",
-    ]
-    if not s.findings:
-        return [
-            *out,
-            "No point's leak verdict, kept bytes, garbage or heap peak differs beyond the floors.",
-        ]
-    return out + [
-        f"- {escape(f.point)}, Python {escape(f.python)}: {escape(f.text)}"
-        + (f" ({code(f.command)})" if f.command else "")
-        for f in s.findings
-    ]
+    return ["", *blocks.markdown(sections.pythons(m))] if m.pythons else []
 
 
 def _claims(m: MachineReport) -> list[str]:
-    out = ["", "### Claims", ""]
-    newest = escape(label(m.releases[-1])) if m.releases else None
-    shown, not_here = told(m)
-    for v in shown:
-        word, parts = verdict_parts(v)
-        head = f"**{word}** on {newest}" if newest else "**no data**"
-        out.append(
-            f"- [{v.claim.article}] {v.claim.text}: " + "; ".join([head, *map(escape, parts)])
-        )
-    if not_here:
-        out.append(f"- {escape(not_here)}")
-    return out
+    return ["", *blocks.markdown(sections.claims(m))]
 
 
 def _families(m: MachineReport) -> list[str]:

@@ -12,13 +12,15 @@ from tfbench.publish.blocks import (
     Code,
     Heading,
     Link,
+    Own,
     Paragraph,
     Section,
+    Strong,
     Table,
 )
 from tfbench.publish.changes import Changes
 from tfbench.publish.filed import WHERE_MEASURED
-from tfbench.publish.report import MachineReport, by_cpu_head, shifts_line
+from tfbench.publish.report import MachineReport, by_cpu_head, shifts_line, told, verdict_parts
 
 CHANGE_HEAD = ("point", "direction", "what changed", "re-measure")
 
@@ -119,3 +121,38 @@ def screen(m: MachineReport) -> list[Block]:
     for heading, lines in m.screen.parts:
         parts += [Heading((heading,), level=4), Bullets(tuple((line,) for line in lines))]
     return [Section("screen", tuple(parts))]
+
+
+def pythons(m: MachineReport) -> list[Block]:
+    """The newest release on the other Pythons of the history, point by point."""
+    s = m.pythons
+    if s is None:
+        return []
+    head = f"Pythons at {label(s.release)}: {', '.join(s.pythons)} beside 3.11"
+    out: list[Block] = [Heading((head,), anchor="pythons")]
+    if not s.findings:
+        said = (
+            "No point's leak verdict, kept bytes, garbage or heap peak differs beyond the floors."
+        )
+        return [*out, Paragraph((said,))]
+    items = []
+    for f in s.findings:
+        command = (" (", Code(f.command), ")") if f.command else ()
+        items.append((f"{f.point}, Python {f.python}: {f.text}", *command))
+    return [*out, Bullets(tuple(items))]
+
+
+def claims(m: MachineReport) -> list[Block]:
+    """Each claim's answer on the newest release, and why the rest are not told here."""
+    shown, not_here = told(m)
+    items = []
+    for v in shown:
+        word, parts = verdict_parts(v)
+        newest = (
+            (Strong(word), f" on {label(m.releases[-1])}") if m.releases else (Strong("no data"),)
+        )
+        said = sum((("; ", p) for p in parts), ())
+        items.append((Own(f"[{v.claim.article}] {v.claim.text}"), ": ", *newest, *said))
+    if not_here:
+        items.append((not_here,))
+    return [Heading(("Claims",), anchor="claims"), Bullets(tuple(items))]
