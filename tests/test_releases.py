@@ -386,9 +386,15 @@ def test_an_interrupt_while_compiling_is_the_callers_alone(tmp_path):
     python = tmp_path / "python"  # each share sleeps, as a long compile would
     python.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'import time; time.sleep(60)'\n")
     python.chmod(0o755)
-    code = (
-        "import os, signal, sys, threading\nfrom tfbench.history import envsync\n"
-        "threading.Timer(1.0, os.killpg, (os.getpgid(0), signal.SIGINT)).start()\n"
+    code = (  # the interrupt comes once every share runs, as a long compile's would
+        "import os, signal, subprocess, sys, threading\nfrom tfbench.history import envsync\n"
+        "started, shares, real = [], len(os.sched_getaffinity(0)), subprocess.Popen\n"
+        "def popen(*args, **kwargs):\n"
+        "    started.append(real(*args, **kwargs))\n"
+        "    if len(started) == shares:\n"
+        "        threading.Timer(0.5, os.killpg, (os.getpgid(0), signal.SIGINT)).start()\n"
+        "    return started[-1]\n"
+        "envsync.subprocess.Popen = popen\n"
         f"try:\n    envsync.compile_bytecode({str(python)!r})\n"
         "except KeyboardInterrupt:\n    print('interrupted', file=sys.stderr)\n"
     )
