@@ -388,6 +388,9 @@ def test_an_interrupt_while_compiling_is_the_callers_alone(tmp_path):
     python.chmod(0o755)
     code = (  # the interrupt comes once every share runs, as a long compile's would
         "import os, signal, subprocess, sys, threading\nfrom tfbench.history import envsync\n"
+        # a terminal's process: its Ctrl-C a KeyboardInterrupt (a test runner's workers may
+        # ignore SIGINT, and what ignores it passes that on)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "started, shares, real = [], len(os.sched_getaffinity(0)), subprocess.Popen\n"
         "def popen(*args, **kwargs):\n"
         "    started.append(real(*args, **kwargs))\n"
