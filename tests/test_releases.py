@@ -1,5 +1,6 @@
 """The release axis: a deterministic history repository generated from the tracked list."""
 
+import errno
 import importlib.util
 import os
 import re
@@ -258,12 +259,9 @@ def test_envsync_removes_only_what_the_lock_does_not_name():
     assert envsync.not_in_lock(lock, installed) == ["jax"]
 
 
-def test_envsync_installs_a_damaged_distribution_again_bypassing_uvs_cache(
-    tmp_path, monkeypatch, capsys
-):
-    """#69: asv's own environments are checked as the cached release ones are: a
-    distribution with a file cut is installed again (uv's cache bypassed), said in one
-    line; a whole one is left to uv's usual install."""
+def _synced(tmp_path: Path, monkeypatch) -> list[list[str]]:
+    """envsync.main's world faked: an environment, a lock of one package, uv's commands
+    recorded (what it runs: the list returned), machine m."""
     _fake_env(tmp_path / "env")
     site = tmp_path / "env/lib/python3.11/site-packages"
     (tmp_path / "build").mkdir()
@@ -280,6 +278,37 @@ def test_envsync_installs_a_damaged_distribution_again_bypassing_uvs_cache(
     monkeypatch.setattr(envsync.sysconfig, "get_paths", lambda: {"purelib": str(site)})
     monkeypatch.setenv("TFBENCH_MACHINE", "m")
     monkeypatch.setattr(envsync.sys, "version_info", (3, 11, 0))
+    return commands
+
+
+def test_envsyncs_packages_record_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """#79: the record of what an environment holds was written in place: a full disk left
+    it cut in results/packages/. A write that fails leaves no file and no partial one."""
+    _synced(tmp_path, monkeypatch)
+    write = Path.write_text
+
+    def full(path: Path, text: str, *args, **kwargs) -> int:
+        write(path, text[:10])
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError):
+        envsync.main(str(tmp_path / "build"), str(tmp_path / "record"))
+    assert list((tmp_path / "record" / "m").iterdir()) == []
+    monkeypatch.setattr(Path, "write_text", write)
+    envsync.main(str(tmp_path / "build"), str(tmp_path / "record"))
+    (kept,) = (tmp_path / "record" / "m").iterdir()
+    assert kept.read_text().endswith("pkg==1.0\n")
+
+
+def test_envsync_installs_a_damaged_distribution_again_bypassing_uvs_cache(
+    tmp_path, monkeypatch, capsys
+):
+    """#69: asv's own environments are checked as the cached release ones are: a
+    distribution with a file cut is installed again (uv's cache bypassed), said in one
+    line; a whole one is left to uv's usual install."""
+    commands = _synced(tmp_path, monkeypatch)
+    site = tmp_path / "env/lib/python3.11/site-packages"
     envsync.main(str(tmp_path / "build"), str(tmp_path / "record"))
     install = next(c for c in commands if "install" in c and "--requirement" in c)
     assert "--reinstall-package" not in install and "--no-cache" not in install

@@ -258,7 +258,12 @@ def main(build_dir: str, record_dir: str) -> None:
         sys.exit(f"envsync: machine name {machine!r} is no folder's; nothing recorded")
     record = Path(record_dir) / machine / f"{name}.txt"
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
+    partial = record.with_name(f".{record.name}.partial")  # whole: a full disk cuts nothing
+    try:
+        partial.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
+        os.replace(partial, record)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
