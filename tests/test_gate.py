@@ -522,3 +522,31 @@ def test_a_machine_read_on_another_cpu_is_refused_with_its_own_name(
     (folder / "machine.json").write_text(json.dumps(dict(record, cpu=cpu.asv_cpu())))
     asvruns.ensure_machine("lab", tmp_path / "results")
     assert (tmp_path / ".asv-machine.json").exists()
+
+
+def test_the_gates_job_summary_is_a_table_of_its_rows_or_says_none():
+    """`tfbench gate --markdown`'s summary for a CI job (its rows built once as blocks):
+    a heading, the time reader's line, then a table of the rows, each name as code and each
+    untrusted text escaped; with no row, one sentence."""
+    from tfbench.cli import output
+
+    row = rules.Change(
+        "loops.MatrixPower.time_step('numpy')",
+        "loops.MatrixPower.time_step",
+        {"variant": "'numpy'"},
+        "time_step",
+        "worse",
+        0.010,
+        0.012,
+        "seconds",
+        {"rule": "apart", "figure": "<b>x</b>", "old": [0.01, 0.01], "new": [0.012, 0.012]}
+        | {"floor": 0.0005, "readings": [3, 3]},
+    )
+    said = output.gate_markdown([row], "v1", "v2").splitlines()
+    assert said[0] == "### `tfbench gate v1 v2`: 1 change(s)"
+    head = next(k for k, line in enumerate(said) if "| point | metric |" in line)
+    assert said[head + 1] == "|---|---|---|---|---|---|"
+    assert said[head + 2].startswith("| worse | `loops.MatrixPower.time_step('numpy')` |")
+    assert "<b>" not in said[head + 2] and said[head + 2].count(" | ") == 5
+    empty = output.gate_markdown([], "v1", "v2")
+    assert empty.splitlines()[-1] == "No change beyond the floors."

@@ -228,21 +228,23 @@ def gate_markdown(
 ) -> str:
     """The rows as a Markdown table (a CI job's summary); the time reader's line names the
     CPU it read `on`."""
-    head = f"### {escape.code(f'tfbench gate {old} {new}')}: {len(rows)} change(s)\n"
-    said = f"\n{escape.markdown(time_line(time, on))}\n" if time else ""
-    if not rows:
-        return head + said + "\nNo change beyond the floors.\n"
-    lines = [
-        head + said,
-        "| | point | metric | old | new | evidence |",
-        "|---|---|---|---|---|---|",
+    from tfbench.publish import blocks
+
+    said: list[blocks.Block] = [
+        blocks.Heading((blocks.Code(f"tfbench gate {old} {new}"), f": {len(rows)} change(s)"))
     ]
-    for r in rows:
-        was, now = (format_value(v, r.unit) for v in (r.old, r.new))
-        md = escape.markdown
-        cells = [r.direction, escape.code(r.name), md(r.metric), was, now, md(r.told)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    if time:
+        said.append(blocks.Paragraph((time_line(time, on),)))
+    if not rows:
+        said.append(blocks.Paragraph(("No change beyond the floors.",)))
+    else:
+        table = []
+        for r in rows:
+            was, now = (format_value(v, r.unit) for v in (r.old, r.new))
+            cells = (r.direction, blocks.Code(r.name), r.metric, was, now, r.told)
+            table.append(tuple(((cell,),) for cell in cells))
+        said.append(blocks.Table(("", "point", "metric", "old", "new", "evidence"), tuple(table)))
+    return "\n".join(blocks.markdown(said)) + "\n"
 
 
 def gate(
