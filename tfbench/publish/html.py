@@ -11,16 +11,13 @@ from tfbench.publish import blocks, sections
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
-    BESIDE,
     CHANGES_NOTE,
     EXPLAIN,
     NO_VALUE,
     FamilySection,
     MachineReport,
     Report,
-    brief,
     read_on_line,
-    summary_lines,
     told_articles,
 )
 
@@ -192,11 +189,6 @@ def _screen(m: MachineReport) -> list[str]:
     return blocks.html(sections.screen(m))
 
 
-def _summary(m: MachineReport) -> list[str]:
-    lines = "".join(f"<li>{html.escape(line)}</li>" for line in summary_lines(m.summary))
-    return [f'<section class="summary"><h3 id="summary">Summary</h3><ul>{lines}</ul></section>']
-
-
 def _newest(m: MachineReport) -> list[str]:
     return blocks.html(sections.newest(m))
 
@@ -222,9 +214,16 @@ def _machine(m: MachineReport) -> list[str]:
     out = [f'<h2 class="machine">Machine {html.escape(m.name)}</h2><p>Releases: {releases}</p>']
     out.append(f"<p>{html.escape(read_on_line(m))}</p>")
     if m.beside:  # its newest pair as this CPU read it, in brief; the rest is the history's
-        told = "".join(f"<li>{html.escape(line)}</li>" for line in brief(m))
-        return [*out, f"<ul>{told}</ul><p>{html.escape(f'{BESIDE} {m.beside}.')}</p>"]
-    out += _screen(m) + _summary(m) + _newest(m) + _claims(m) + _why(m) + _filed(m) + _pythons(m)
+        return [*out, *blocks.html(sections.beside(m))]
+    out += (
+        _screen(m)
+        + blocks.html(sections.summary(m))
+        + _newest(m)
+        + _claims(m)
+        + _why(m)
+        + _filed(m)
+        + _pythons(m)
+    )
     out += _articles(m)
     out.append(
         f'<h3 id="changes">What changed between adjacent releases</h3><p>{CHANGES_NOTE}</p>'

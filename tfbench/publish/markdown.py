@@ -13,15 +13,12 @@ from tfbench.publish import blocks, sections
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
-    BESIDE,
     CHANGES_NOTE,
     EXPLAIN,
     NO_VALUE,
     MachineReport,
     Report,
-    brief,
     read_on_line,
-    summary_lines,
     told_articles,
 )
 
@@ -123,15 +120,9 @@ def _machine(m: MachineReport) -> list[str]:
     out = [f"## Machine {escape(m.name)}", "", f"Releases: {', '.join(releases) or 'none'}"]
     out += ["", escape(read_on_line(m))]
     if m.beside:  # its newest pair as this CPU read it, in brief; the rest is the history's
-        return [
-            *out,
-            "",
-            *(f"- {escape(line)}" for line in brief(m)),
-            "",
-            f"{BESIDE} {escape(m.beside)}.",
-        ]
+        return [*out, "", *blocks.markdown(sections.beside(m))]
     out += _screen(m)
-    out += ["", "### Summary", "", *(f"- {escape(line)}" for line in summary_lines(m.summary))]
+    out += ["", *blocks.markdown(sections.summary(m))]
     out += _newest(m)
     out += _claims(m)
     out += _why(m)

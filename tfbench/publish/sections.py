@@ -20,7 +20,16 @@ from tfbench.publish.blocks import (
 )
 from tfbench.publish.changes import Changes
 from tfbench.publish.filed import WHERE_MEASURED
-from tfbench.publish.report import MachineReport, by_cpu_head, shifts_line, told, verdict_parts
+from tfbench.publish.report import (
+    BESIDE,
+    MachineReport,
+    brief,
+    by_cpu_head,
+    shifts_line,
+    summary_lines,
+    told,
+    verdict_parts,
+)
 
 CHANGE_HEAD = ("point", "direction", "what changed", "re-measure")
 
@@ -156,3 +165,16 @@ def claims(m: MachineReport) -> list[Block]:
     if not_here:
         items.append((not_here,))
     return [Heading(("Claims",), anchor="claims"), Bullets(tuple(items))]
+
+
+def summary(m: MachineReport) -> list[Block]:
+    """The summary: what the newest release changed, in the gate's words."""
+    lines = tuple((line,) for line in summary_lines(m.summary))
+    return [Section("summary", (Heading(("Summary",), anchor="summary"), Bullets(lines)))]
+
+
+def beside(m: MachineReport) -> list[Block]:
+    """A machine whose releases another's history holds: its newest pair as its CPU read
+    it, in brief, and where the rest is told."""
+    said = f"{BESIDE} {m.beside}."
+    return [Bullets(tuple((line,) for line in brief(m))), Paragraph((said,))]
