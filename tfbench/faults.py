@@ -75,6 +75,22 @@ def machine_fault(error: OSError) -> int | None:
     return EXIT_IO
 
 
+def end_on(error: OSError) -> None:
+    """Where `error` is the machine's fault: said in one line (machine_fault), and the
+    process ends with EXIT_IO. Otherwise it returns, and the caller raises the error."""
+    if machine_fault(error) is not None:
+        sys.exit(EXIT_IO)
+
+
+def errno_of(error: OSError) -> int:
+    """The error's errno, or, where it has none (shutil.copytree's error gives its files'
+    errors as text, "[Errno 28] ..."), the first one its text names; 0 where none is."""
+    import re
+
+    found = re.search(r"\[Errno (\d+)\]", str(error))
+    return error.errno or (int(found.group(1)) if found else 0)
+
+
 _interrupts: list[bool] = []  # one a SIGINT received
 _terminated: list[bool] = []  # one a SIGTERM received
 _sent_again: list[bool] = []

@@ -506,9 +506,8 @@ def _main(spec_path: str, out_path: str) -> None:
     try:
         whole.write(Path(out_path), json.dumps(results))  # whole: a full disk cuts nothing
     except OSError as e:  # said here, in one line; the parent ends with the same code
-        if faults.machine_fault(e) is None:
-            raise
-        sys.exit(faults.EXIT_IO)
+        faults.end_on(e)
+        raise
 
 
 def _serve() -> None:

@@ -17,12 +17,13 @@ import errno
 import fcntl
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from tfbench.faults import errno_of
 
 OWNER = ".tfbench-owner"  # in a scratch folder: the pid and start time of the process it is for
 TEMPORARY = "tfbench-"  # every scratch folder of tfbench's in the temporary folder
@@ -153,8 +154,7 @@ def _copy(source: Path, target: Path) -> None:
     try:
         shutil.copytree(source, target, symlinks=True)
     except shutil.Error as e:
-        found = re.search(r"\[Errno (\d+)\]", str(e))
-        code = int(found.group(1)) if found else errno.EIO
+        code = errno_of(e) or errno.EIO
         raise OSError(code, os.strerror(code), str(target)) from e
 
 

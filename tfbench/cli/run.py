@@ -149,9 +149,9 @@ def guarded(plan: Planned, wait: bool) -> Iterator[None]:
         )
         stack.enter_context(results.kept())
         # a folder it may not write is said before asv starts, not after its hour
-        for folder in [plan.results.parent, *results.folders]:
+        packages = plan.results.parent / "packages" / plan.machine
+        for folder in [plan.results.parent, *results.folders, packages]:
             whole.writable(folder)
-        whole.writable(plan.results.parent / "packages" / plan.machine)
         yield
 
 

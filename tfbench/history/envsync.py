@@ -258,7 +258,9 @@ def main(build_dir: str, record_dir: str) -> None:
         sys.exit(f"envsync: machine name {machine!r} is no folder's; nothing recorded")
     record = Path(record_dir) / machine / f"{name}.txt"
     record.parent.mkdir(parents=True, exist_ok=True)
-    partial = record.with_name(f".{record.name}.partial")  # whole: a full disk cuts nothing
+    # whole, as tfbench.whole.write writes (this script runs by path in asv's environment,
+    # where tfbench is not importable): a full disk cuts nothing
+    partial = record.with_name(f".{record.name}.partial")
     try:
         partial.write_text(f"# {lock.name} as installed by tfbench/envsync.py\n{frozen.stdout}")
         os.replace(partial, record)

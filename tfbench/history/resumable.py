@@ -81,9 +81,8 @@ def main() -> None:
     try:
         asv_main()
     except OSError as e:  # asv's own writes: its environments, its results
-        if faults.machine_fault(e) is None:
-            raise
-        sys.exit(faults.EXIT_IO)
+        faults.end_on(e)
+        raise
 
 
 if __name__ == "__main__":

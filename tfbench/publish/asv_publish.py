@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 
 from asv.plugins.git import Git
@@ -39,12 +38,10 @@ def _publish() -> None:
     try:
         main()
     except OSError as e:
-        found = re.search(r"\[Errno (\d+)\]", str(e))  # copytree's: its files' errors as text
-        code = e.errno or (int(found.group(1)) if found else 0)
+        code = faults.errno_of(e)  # copytree's: its files' errors as text
         site = Config.load(sys.argv[sys.argv.index("--config") + 1]).html_dir
-        if faults.machine_fault(OSError(code, os.strerror(code), site)) is None:
-            raise
-        sys.exit(faults.EXIT_IO)
+        faults.end_on(OSError(code, os.strerror(code), site))
+        raise
 
 
 if __name__ == "__main__":
