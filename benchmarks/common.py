@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from tfbench import figures, probes, scenarios, targets, versions
-from tfbench.measure import child
+from tfbench.measure import child, record
 
 
 def _end_with_asv() -> None:
@@ -142,14 +142,11 @@ class ProbeCosts(_Family):
     def setup(self, cache, *params):
         self.result = probes.reading(cache, params)
 
-    track_peak_increase = track("track_peak_increase")
-    track_growth_per_iteration = track("track_growth_per_iteration")
-    track_retained_per_iteration = track("track_retained_per_iteration")
-    track_garbage_per_iteration = track("track_garbage_per_iteration")
-    track_heap_growth_per_iteration = track("track_heap_growth_per_iteration")
-    track_heap_peak_increase = track("track_heap_peak_increase")
-    track_leak = track("track_leak")
-    track_allocator_peak = track("track_allocator_peak")
+
+# a track_ benchmark for every figure a probe's repeat keeps (tfbench.measure.record.KEPT)
+for _figure in figures.FIGURES:
+    if _figure.probed and _figure.field in record.KEPT:
+        setattr(ProbeCosts, _figure.method, track(_figure.method))
 
 
 class GraphOps(_Versioned):

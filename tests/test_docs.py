@@ -67,3 +67,25 @@ def test_the_code_names_docs_that_exist_and_none_in_the_archive():
             elif why := _broken(named, ROOT):
                 broken.append(f"{file.relative_to(ROOT)}: {named}: {why}")
     assert not broken, "\n".join(broken)
+
+
+def _record_table() -> str:
+    """docs/formats.md's table of the measured record, as its declaration gives it."""
+    from tfbench.measure import record
+
+    rows = [
+        "| key | form | kept by a repeat | a point's repeats | what it holds |",
+        "|---|---|---|---|---|",
+    ]
+    for f in record.FIELDS:
+        form = f.form or "(the run's own: not read back)"
+        rows.append(
+            f"| `{f.name}` | {form} | {'yes' if f.kept else ''} | {f.combined or ''} | {f.what} |"
+        )
+    return "\n".join(rows)
+
+
+def test_the_formats_guide_holds_the_measured_records_declaration():
+    """Its table is tfbench.measure.record.FIELDS, row for row (paste it from the message)."""
+    table = _record_table()
+    assert table in (ROOT / "docs" / "formats.md").read_text(), f"the table is now:\n{table}"

@@ -1,5 +1,6 @@
 """One table of figures (tfbench/figures.py): a figure added there, and nowhere else, is
-read, compared and shown by every part that reads figures: the gate's rows, bisect, the
+read, compared and shown by every part that reads figures (a count, as a pattern's
+counter; any other kind, as the measured record's own key): the gate's rows, bisect, the
 report, the nightly bisection's kept file and the issue it writes. No TensorFlow."""
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ b.runs[(bench, ("'x'",))] = [[5.0], [5.0]]
 benchmarks = {bench: {"param_names": ["variant"], "params": [["'x'"]], "unit": "threads"}}
 (row,) = rules.compare(benchmarks, a, b)
 out["gate"] = [row.metric, row.direction, row.told]
-record = {"status": "ok", "iterations": 10, "threads_started": 3}
+record = {"status": "ok", "iterations": 10, "counters": {"threads_started": 3}}
 out["bisect"] = [
-    sweep.differ("threads", record, dict(record, threads_started=5)),
+    sweep.differ("threads", record, dict(record, counters={"threads_started": 5})),
     sweep.differ("threads", record, record),
 ]
 changes = Changes(("v1", "v2"), [Item(row, "index.html", "tfbench gate")], "test", "m")
@@ -62,7 +63,8 @@ def _kept_threads_bisection() -> dict:
     data = kept_bisection()
     for readings in (*data["readings"].values(), *data["releases"].values()):
         for reading in readings:
-            reading["threads_started"] = 3 if reading["heap_bytes"] < 30000 else 5
+            started = 3 if reading["heap_bytes"] < 30000 else 5
+            reading["counters"] = dict(reading.get("counters", {}), threads_started=started)
     return dict(data, metric="threads")
 
 
@@ -91,3 +93,61 @@ def test_a_figure_added_to_the_table_alone_is_read_everywhere(tmp_path):
     assert "threads started 3 threads" in out["report"]
     assert "Threads the step starts and leaves running" in out["issue"]
     assert "5 threads on 2.22.0rc0" in out["issue"]
+
+
+PEAK_ROW = """
+    Figure(
+        "stack-peak",
+        "track_stack_peak",
+        "stack_peak_bytes",
+        "bytes",
+        "stack peak",
+        PEAK,
+        floors.peak,
+        "the deepest thread stack the step reached",
+    ),
+)
+BY_NAME ="""
+
+RECORD = r"""
+import json
+from benchmarks import common
+from tfbench.keptfiles import fields
+from tfbench.measure import record
+
+repeats = [{"status": "ok", "iterations": 10, "stack_peak_bytes": n} for n in (4, 9, 5)]
+print(json.dumps({
+    "read": fields.records(repeats, "r")[0].get("stack_peak_bytes"),
+    "kept": record.kept(repeats[0]).get("stack_peak_bytes"),
+    "blank": "stack_peak_bytes" in record.blank("s", {}, "CPU", None),
+    "combined": record.combine(repeats)["stack_peak_bytes"],
+    "track": hasattr(common.ProbeCosts, "track_stack_peak"),
+}))
+"""
+
+
+def test_a_figure_of_the_records_own_is_declared_by_its_row_alone(tmp_path):
+    """A peak added to FIGURES alone is a key of the measured record: read back from a
+    kept file, kept by a probe's repeat, carried by every record, combined by its median,
+    and reported by a track_ benchmark of every family."""
+    for folder in ("tfbench", "benchmarks"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    table = tmp_path / "tfbench" / "figures.py"
+    table.write_text(table.read_text().replace("\n)\nBY_NAME =", PEAK_ROW, 1))
+    run = subprocess.run(
+        [sys.executable, "-c", RECORD],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out == {
+        "read": 4,
+        "kept": 4,
+        "blank": True,
+        "combined": 5,
+        "track": True,
+    }

@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from test_untrusted import assert_inert_html, assert_inert_markdown
 
 from tfbench import keptfiles
+from tfbench.grammar import Invalid
+from tfbench.keptfiles import fields
+from tfbench.measure import record
 from tfbench.paths import ROOT
 
 RESULTS = ROOT / "results"
@@ -225,3 +228,43 @@ def test_every_reader_refuses_bytes_that_are_no_record(name, tmp_path):
     fifo = folder / "fifo.json"
     os.mkfifo(fifo)
     _refused_or_read(reader, fifo)  # never opened: it would block
+
+
+# A value of each form a key of the measured record takes, and values it refuses (a wrong
+# type, a number past the grammar's range, a word not among the project's).
+FORMS = {
+    record.TEXT: ("<img src=x> `x` \u202e \x1b[31m", [5, [], {"a": 1}]),
+    record.NUMBER: (-1.5e17, [10**400, True, "1"]),
+    record.AMOUNT: (3, [-1, 10**19, False]),
+    record.SERIES: ([1, 2.5], [[1, "x"], "1", {"a": 1}]),
+    record.BOOLEAN: (True, [1, "true"]),
+    record.INTERVAL: ([1.0, 2.0], [[1.0], [1.0, 2.0, 3.0], [1.0, 10**400]]),
+    record.STATUS: ("over_budget", ["fine", "OK"]),
+    record.PARAMS: ({"size": 64, "kind": "a"}, [{"a b": 1}, {"x": {"y": 1}}]),
+    record.DEVICE: ("GPU", ["TPU", "cpu; rm"]),
+    record.COUNTERS: ({"traces": 3}, [{"traces": "3"}, {"<b>": 1}]),
+    record.COLLECTOR: (
+        {
+            **{"python": "3.12.3", "thresholds": [700, 10, 10], "tracked": 5, "tail_calls": 0},
+            **{"young_every": 7.0, "young_pile_bytes": None, "promoted_per_call": 0.5},
+            **{"old_garbage_per_call": 0, "full_every": None, "pile_bytes": 1024},
+        },
+        [{"python": "<b>", "thresholds": [], "tracked": 1, "tail_calls": 0}],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "key", [f for f in record.FIELDS if f.form is not None], ids=lambda f: f.name
+)
+def test_every_key_of_the_measured_record_reads_its_form_and_refuses_others(key):
+    """From the record's declaration (tfbench.measure.record.FIELDS): each key reads a
+    value of its form back as it was and refuses a hostile one naming the key; a key the
+    declaration says is the run's own is never read back."""
+    good, bad = FORMS[key.form]
+    assert fields.records([{key.name: good}], "r") == [{key.name: good}]
+    for value in bad:
+        with pytest.raises(Invalid, match=rf"^r\[0\]\.{key.name}\b"):
+            fields.records([{key.name: value}], "r")
+    own = [f.name for f in record.FIELDS if f.form is None]
+    assert fields.records([dict.fromkeys(own, "x")], "r") == [{}]

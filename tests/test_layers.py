@@ -13,7 +13,8 @@ scenarios, sweep  <-  keptfiles (every kept file, a module a kind: its format, n
 read and write)  <-  probes, gate, nightly, publish, cli
 targets, sweep  <-  nightly (the bisection over tf-nightly builds, the upstream report)  <-
 publish (renders the reports filed upstream), cli
-figures (the one table of figures) and paths: below every reader; benchmarks/ (the suite)
+figures (the one table of figures) and paths: below every reader, the measured record's
+figures among them; benchmarks/ (the suite)
 on top: tfbench imports it only by computed names, each declared (DYNAMIC)
 targets  <-  explain (why a step grows: its own traced run)  <-  cli
 cpu (the CPU a figure is read on; the standard library alone)  <-  keptfiles, probes, gate,
@@ -46,7 +47,7 @@ ALLOWED = {
     "figures": {"units", "floors", "figures"},
     "sources": {"sources"},
     "versions": {"units", "sources", "versions"},
-    "measure": {"units", "measure"},
+    "measure": {"units", "figures", "measure"},  # the record: its figures' keys
     "scenarios": {"units", "measure", "scenarios"},
     "targets": {"units", "measure", "scenarios", "targets"},
     "history": {"units", "history"},

@@ -37,7 +37,7 @@ def _constant(size: float) -> Floor:
 class Figure:
     name: str  # short: retained, heap-peak, footprint-heap
     method: str  # asv's benchmark method reporting it: track_retained_per_iteration
-    field: str | None  # the measured record's key, or one of its counters; None: asv's own
+    field: str | None  # the measured record's key (a COUNT: one of its counters); None: asv's
     unit: str  # asv's unit of the method
     label: str  # in text: "retained", "heap peak increase"
     kind: str  # SLOPE, PEAK, VERDICT, TIME, COUNT, FOOTPRINT
@@ -57,6 +57,11 @@ class Figure:
         inner = counters.get(self.field) if isinstance(counters, dict) else None
         found = record.get(self.field, inner)
         return int(found) if isinstance(found, bool) else found
+
+    @property
+    def recorded(self) -> bool:
+        """A key of the measured record of its own (tfbench.measure.record.FIELDS)."""
+        return self.field is not None and self.kind != COUNT
 
     @property
     def probed(self) -> bool:

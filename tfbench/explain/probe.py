@@ -405,7 +405,7 @@ def explain(
     memray is, if not among this environment's packages); a failure becomes the record's
     status, as in a measurement."""
     result: dict[str, Any] = {
-        k: v for k, v in targets.describe(target).items() if k not in record.FIGURES
+        k: v for k, v in targets.describe(target).items() if k not in record.CARRIED
     }
     result["explained_by"] = (
         "tfbench explain: its own run, traced (its figures are not a measurement's)"

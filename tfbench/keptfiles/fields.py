@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
-from tfbench import cpu, figures, grammar, scenarios
+from tfbench import cpu, grammar, scenarios
 from tfbench.grammar import Invalid, field, optional
-from tfbench.measure.record import FOOTPRINT, STATUSES
+from tfbench.measure import record
 
 ANSWERS = ("different", "same", "unknown", "skipped")  # two builds' times compared
 DESIGNS = ("interleaved", "turns", "duet", "duet-unpinned")  # how the time reader read
@@ -84,21 +84,6 @@ def cpu_named(value: Any, where: str = "cpu") -> cpu.Identity | str:
 
 # -- records: what a measurement kept ------------------------------------------------------
 
-_TEXTS = ("error", "heap_note", "method", "leak_basis", "tf_version", "release")
-# every figure's field (tfbench.figures) and a measurement's own counts; a footprint's RSS
-# and heap are a number, a step's a list (after each iteration)
-_SERIES = ("rss_bytes", "heap_bytes")
-_NUMBERS = tuple(
-    {f.field for f in figures.FIGURES if f.field and f.kind != figures.VERDICT} - set(_SERIES)
-)
-# a measurement's own counts, sizes and times: none below 0
-_COUNTS = (
-    *("iterations", "warmup", "warmup_run", "repeats", "measured", "budget_bytes"),
-    *("import_seconds", "garbage_objects_per_iteration"),
-)
-_VERDICTS = ("leak", "rss_leak")
-_INTERVALS = tuple(f.interval for f in figures.FIGURES if f.interval)
-
 
 def not_negative(value: Any, where: str) -> float:
     found = grammar.number(value, where)
@@ -138,24 +123,28 @@ def collector(value: Any, where: str) -> dict[str, Any]:
     return found
 
 
-def record(value: Any, where: str) -> dict[str, Any]:
-    """A measured record as kept (tfbench.measure.record): its status, figures, verdicts,
-    intervals, counters and reasons, each of its form; nothing else is kept from it."""
+# each form of a record's field (tfbench.measure.record) and its check
+FORMS: dict[str, Callable[[Any, str], Any]] = {
+    record.TEXT: optional(grammar.text),
+    record.NUMBER: optional(grammar.number),
+    record.AMOUNT: optional(not_negative),
+    record.SERIES: optional(_series),
+    record.BOOLEAN: optional(grammar.boolean),
+    record.INTERVAL: optional(_interval),
+    record.STATUS: grammar.one_of(record.STATUSES),
+    record.PARAMS: lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
+    record.DEVICE: grammar.device,
+    record.COUNTERS: lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
+    record.COLLECTOR: optional(collector),
+}
+_CHECKS = {f.name: FORMS[f.form] for f in record.FIELDS if f.form is not None}
+
+
+def _record(value: Any, where: str) -> dict[str, Any]:
+    """A measured record as kept: each field it holds of the record's declaration
+    (tfbench.measure.record.FIELDS), of its form; nothing else is kept from it."""
     data = grammar.obj(value, where)
-    checks: dict[str, Callable[[Any, str], Any]] = {
-        "status": grammar.one_of(STATUSES),
-        **dict.fromkeys(_TEXTS, optional(grammar.text)),
-        **dict.fromkeys(_NUMBERS, optional(grammar.number)),
-        **dict.fromkeys(_COUNTS, optional(not_negative)),
-        **dict.fromkeys(_SERIES, optional(_series)),
-        **dict.fromkeys(_VERDICTS, optional(grammar.boolean)),
-        **dict.fromkeys(_INTERVALS, optional(_interval)),
-        "counters": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
-        "collector": optional(collector),
-        "params": lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
-        "device": grammar.device,
-    }
-    return {k: check(data[k], f"{where}.{k}") for k, check in checks.items() if k in data}
+    return {k: check(data[k], f"{where}.{k}") for k, check in _CHECKS.items() if k in data}
 
 
 class Build(TypedDict):
@@ -192,7 +181,7 @@ def target(value: Any, where: str = "target") -> dict[str, Any]:
         params = grammar.mapping(
             data.get("params", {}), f"{where}.params", grammar.identifier, grammar.param_value
         )
-        if sid == FOOTPRINT:
+        if sid == record.FOOTPRINT:
             if set(params) - {"device"}:
                 raise Invalid(f"{where}.params", "footprint takes one param, device")
             grammar.device(params.get("device", "CPU"), f"{where}.params.device")
@@ -219,7 +208,7 @@ def build(value: Any, where: str) -> Build:
 
 
 def records(value: Any, where: str) -> list[dict[str, Any]]:
-    return grammar.each(value, where, record)
+    return grammar.each(value, where, _record)
 
 
 def environment(value: Any, where: str) -> Environment:
