@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
+import tarfile
 
 import pytest
 
@@ -17,6 +17,7 @@ from tfbench.cli import main
 from tfbench.gate import kept, shards
 from tfbench.gate.readings import Side
 from tfbench.gate.session import Measured
+from tfbench.keptfiles import gate_run, gate_shard
 from tfbench.pairs import timing, verdict
 from tfbench.paths import ROOT
 from tfbench.units import MiB
@@ -257,37 +258,38 @@ def test_the_command_merges_the_kept_shards_and_keeps_one_gate(tmp_path, capsys)
     assert one_release.value.code == 2
 
 
-def test_kept_gate_runs_and_shards_of_the_older_formats_read_with_their_sides_old_and_new():
-    """Gate runs of format 2 and shards of format 1 named the sides before and after: each
-    committed one reads as the current format names them, every figure where it was."""
-    gate = ROOT / "results" / "gate"
-    runs = [p for p in gate.glob("*/*.json") if keptfiles.gate_run.named(p.name)]
-    held = [p for p in gate.glob("*/*.json") if keptfiles.gate_shard.named(p.name)]
-    assert runs and held
-    for path in runs:
-        raw = json.loads(path.read_text())
-        assert raw["format"] == 2
-        rows = raw["rows"] + [r for s in raw["shifts"] for r in s["rows"]]
-        read = keptfiles.gate_run.read(path)
-        for was, now in zip(rows, read["rows"] + [r for s in read["shifts"] for r in s["rows"]]):
-            assert (now["old"], now["new"]) == (was["before"], was["after"]), path
-            renamed = dict(zip(keptfiles.fields.FORMER, keptfiles.fields.SIDES))
-            evidence = {renamed.get(k, k): v for k, v in was["evidence"].items()}
-            if evidence["rule"] == "status":
-                evidence["side"] = renamed[evidence["side"]]
-            assert {k: now["evidence"][k] for k in evidence} == evidence, path
-    for path in held:
-        raw = json.loads(path.read_text())
-        assert raw["format"] == 1
-        read = keptfiles.gate_shard.read(path)
-        assert len(read["old"]) == len(raw["sides"]["before"]) and read["new"]
-        assert [t[2] for t in read["times"]] == [t[2].get("before") for t in raw["times"]]
-    # a field not of its form is named as the file names it
-    raw = next(r for r in map(json.loads, map(Path.read_text, runs)) if r["rows"])
+def test_upgrade_rewrites_every_former_gate_file_as_it_is_committed(tmp_path, capsys):
+    """Gate runs of format 2 and shards of format 1 named the sides before and after: every
+    one committed before `tfbench results upgrade` (tests/data/former.tar.gz) upgrades to
+    the file committed now, byte for byte; a second run upgrades nothing; a file whose
+    upgrade its reader refuses is named and left as it was; the readers read one format."""
+    with tarfile.open(ROOT / "tests" / "data" / "former.tar.gz") as former:
+        former.extractall(tmp_path / "results", filter="data")
+    files = sorted((tmp_path / "results").rglob("*.json"))
+    assert len(files) == 13
+    assert main(["results", "upgrade", "--results", str(tmp_path / "results")]) == 0
+    for path in files:
+        committed = ROOT / "results" / path.relative_to(tmp_path / "results")
+        assert path.read_bytes() == committed.read_bytes(), path
+    assert "13 file(s) upgraded" in capsys.readouterr().out
+    assert main(["results", "upgrade", "--results", str(tmp_path / "results")]) == 0
+    assert "0 file(s) upgraded" in capsys.readouterr().out
+
+    with tarfile.open(ROOT / "tests" / "data" / "former.tar.gz") as former:
+        former.extractall(tmp_path / "again", filter="data")
+    runs = [p for p in (tmp_path / "again").rglob("*.json") if gate_run.named(p.name)]
+    run = next(p for p in runs if json.loads(p.read_text())["rows"])
+    raw = json.loads(run.read_text())
     raw["rows"][0]["before"] = "x"
-    with pytest.raises(keptfiles.Invalid, match=r"^rows\[0\]\.before: "):
-        keptfiles.gate_run.check(raw)
-    raw = json.loads(held[0].read_text())
-    raw["sides"]["after"] = "x"
-    with pytest.raises(keptfiles.Invalid, match=r"^sides\.after: "):
-        keptfiles.gate_shard.check(raw)
+    run.write_text(json.dumps(raw))
+    held = next(p for p in (tmp_path / "again").rglob("*.json") if gate_shard.named(p.name))
+    held.write_bytes(held.read_bytes().replace(b'"format": 1', b'"format": 7'))
+    was = run.read_bytes(), held.read_bytes()
+    assert main(["results", "upgrade", "--results", str(tmp_path / "again")]) == 2
+    said = capsys.readouterr()
+    assert f"{run}: upgraded, rows[" in said.err and ".old: " in said.err
+    assert "11 file(s) upgraded, 1 left" in said.out  # format 7: no former format, not read
+    assert (run.read_bytes(), held.read_bytes()) == was
+    for path, check in ((run, gate_run.check), (held, gate_shard.check)):
+        with pytest.raises(keptfiles.Invalid, match=r"^format: .* reads format"):
+            check(json.loads(path.read_text()))

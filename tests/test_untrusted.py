@@ -576,13 +576,13 @@ def _hostile(results: Path, marker: Path) -> dict[str, str]:
     )
     gate = results / "gate" / MACHINE / "v2.21.0-v2.22.0rc0.json"
     row = {"benchmark": "articles.Articles.peakmem_step", "params": {"variant": "functions.ex2"}}
-    row |= {"metric": "peakmem_step", "direction": "worse", "before": 1.0, "after": 2.0}
+    row |= {"metric": "peakmem_step", "direction": "worse", "old": 1.0, "new": 2.0}
     row["unit"] = "bytes"
-    row["evidence"] = {"rule": "apart", "figure": HOSTILE_TEXT, "before": [1, 1], "after": [2, 2]}
+    row["evidence"] = {"rule": "apart", "figure": HOSTILE_TEXT, "old": [1, 1], "new": [2, 2]}
     row["evidence"] |= {"floor": 0, "readings": [5, 5], "less": HOSTILE_TEXT}
     time = {"design": "interleaved", "margin": 0.02, "pairs": [8, 14], "seconds": 0.2}
     time |= {"skipped": 0, "different": 0, "same": 80, "unknown": []}
-    gate.write_text(json.dumps({"format": 2, "time": time, "rows": [row], "shifts": []}))
+    gate.write_text(json.dumps({"format": 3, "time": time, "rows": [row], "shifts": []}))
     explain = results / "explain" / MACHINE / "v2.22.0rc0.json"
     points = json.loads(explain.read_text())
     first = next(iter(points["points"]))

@@ -1,6 +1,7 @@
 """`tfbench results merge DIR...`: results measured elsewhere (CI runners, a GPU box) merged
 into this project's results; `tfbench results chain TAG --onto HISTORY`: a release read on
-another CPU joined to a history (tfbench.publish.chain)."""
+another CPU joined to a history (tfbench.publish.chain); `tfbench results upgrade`: kept
+files of a former format rewritten in their kind's (tfbench.keptfiles.upgrade)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,13 @@ def add(sub: Subcommands) -> None:
     )
     common.add_config(c)
     c.set_defaults(run=chain)
+    u = actions.add_parser(
+        "upgrade",
+        help="rewrite kept files of a former format (gate runs, shards) in their kind's "
+        "format, each whole; a file that does not upgrade is named and left as it was",
+    )
+    u.add_argument("--results", type=Path, default=Path("results"), help="default: results")
+    u.set_defaults(run=upgrade)
 
 
 def merge(args: argparse.Namespace) -> int:
@@ -108,3 +116,26 @@ def chain(args: argparse.Namespace) -> int:
         common.progress(f"not chained: {why}")
     print(chain.line(done, args.onto, args.tag))
     return 0
+
+
+def upgrade(args: argparse.Namespace) -> int:
+    from tfbench import whole
+    from tfbench.keptfiles import upgrade
+
+    if not args.results.is_dir():
+        raise common.BadInput(f"{args.results}: no results folder")
+    try:
+        with whole.writing(args.results):
+            done = upgrade.upgrade(args.results)
+    except whole.Busy as e:
+        raise common.BadInput(
+            f"another run writes into {args.results} ({e}): wait for it"
+        ) from None
+    for path, was, now in done.done:
+        common.progress(f"{path}: format {was} -> {now}")
+    for why in done.refused:
+        common.progress(why)
+    print(
+        f"{args.results}: {len(done.done)} file(s) upgraded, {len(done.refused)} left as they were"
+    )
+    return common.EXIT_BAD_INPUT if done.refused else 0

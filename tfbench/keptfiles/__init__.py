@@ -1,10 +1,8 @@
 """Every file tfbench keeps beside asv's results, one module a kind: its format number, its
 folder, the form of its name, its typed record, its check, its read (through the one safe
-reading path) and its write (docs/formats.md). The modules that produce a record hand a
-writer plain data; none owns a file.
-
-Each kind says which format numbers it reads (FORMAT; READS: older ones it reads as they
-are); a file of another number is named, never misread; kept files are never rewritten.
+reading path) and its write (docs/formats.md). Producers hand a writer plain data.
+Each reads its FORMAT (a probes file also its READS, as it is), naming a file of another;
+a format that renamed fields upgrades its former files (UPGRADES, `upgraded`: upgrade).
 
 - reading: the one safe reading path (KeptFileError) and the one writing path
 - fields: the checks of fields several kinds share (a CPU, a measured record, a target)
@@ -18,6 +16,7 @@ are); a file of another number is named, never misread; kept files are never rew
 - bisection: a nightly bisection filed upstream (results/upstream/)
 - nightly_build: a tf-nightly build the watch read (results/nightly/)
 - machine: asv's machine.json, checked as the site shows it
+- upgrade: files of a former format rewritten in their kind's (`tfbench results upgrade`)
 """
 
 from __future__ import annotations

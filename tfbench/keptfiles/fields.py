@@ -16,7 +16,7 @@ from tfbench.measure import record
 ANSWERS = ("different", "same", "unknown", "skipped")  # two builds' times compared
 DESIGNS = ("interleaved", "turns", "duet", "duet-unpinned")  # how the time reader read
 SIDES = ("old", "new")  # a gate's two releases, as every kept file names them
-FORMER = ("before", "after")  # as gate runs (format 2) and shards (format 1) named them
+FORMER = ("before", "after")  # as gate runs of format 2 and shards of format 1 named them
 
 # -- the CPU a file's figures were read on (tfbench.cpu) ----------------------------------
 
@@ -235,6 +235,15 @@ def compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compar
         level=level(data, where),
         skipped=optional(grammar.text)(data.get("skipped"), f"{where}.skipped"),
     )
+
+
+def renamed(value: Any) -> Any:
+    """A former format's sides in today's words: an object's keys (or a side's name) before
+    and after, old and new; anything else as it is (the reader names what is wrong)."""
+    words = dict(zip(FORMER, SIDES))
+    if isinstance(value, dict):
+        return {words.get(k, k): v for k, v in value.items()}
+    return words.get(value, value) if isinstance(value, str) else value
 
 
 def pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:

@@ -5,7 +5,7 @@ points named, every point's estimate), "rows": [each change, its evidence as dat
 (tfbench.gate.shifts), "cpus": {id: a CPU that read it (tfbench.cpu)}, "onednn": {id: {side:
 the ISA its oneDNN detected}}; each time point names its CPU's id (tfbench.gate.kept makes
 it). A row's and its evidence's figures of the two sides are `old` and `new`; format 2 named
-them `before` and `after`, and reads as format 3."""
+them `before` and `after` (`upgraded`: `tfbench results upgrade`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tfbench.grammar import Invalid, field, optional
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 3  # 2: evidence as data, time's summary; 3: the sides old and new
-READS = (2,)  # its sides before and after: read as old and new
+UPGRADES: tuple[int, ...] = (2,)  # its sides before and after, renamed old and new (upgraded)
 FOLDER = "gate"
 INSIDE = 2  # gate/<machine>/
 NAME = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}" r"\.json")
@@ -91,19 +91,14 @@ EVIDENCE_EXTRA = {
 }
 
 
-Sides = tuple[str, str]  # how a file names the two sides: fields.SIDES (format 2's: FORMER)
-
-
-def _evidence(value: Any, where: str, sides: Sides) -> dict[str, Any]:
+def _evidence(value: Any, where: str) -> dict[str, Any]:
     data = grammar.obj(value, where)
     rule = field(data, "rule", grammar.one_of(tuple(EVIDENCE)), where)
     found: dict[str, Any] = {"rule": rule}
-    named = dict(zip(fields.SIDES, sides))  # the record's name -> the file's
     for name, check in EVIDENCE[rule].items():
-        found[name] = field(data, named.get(name, name), check, where)
-    if rule == "status":  # the side with no reading, as the record names it
-        side = field(data, "side", grammar.one_of(sides), where)
-        found["side"] = fields.SIDES[sides.index(side)]
+        found[name] = field(data, name, check, where)
+    if rule == "status":  # the side with no reading
+        found["side"] = field(data, "side", grammar.one_of(fields.SIDES), where)
     if rule == "time":  # a row: a change decided, its interval apart from no change
         found["level"] = fields.level(data, where)
         fields.estimate(data, where)
@@ -139,7 +134,7 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
     }
 
 
-def _row(value: Any, where: str, sides: Sides) -> GateRow:
+def _row(value: Any, where: str) -> GateRow:
     data = grammar.obj(value, where)
     found = GateRow(
         benchmark=field(data, "benchmark", grammar.dotted, where),
@@ -151,10 +146,10 @@ def _row(value: Any, where: str, sides: Sides) -> GateRow:
         ),
         metric=field(data, "metric", grammar.identifier, where),
         direction=field(data, "direction", grammar.one_of(DIRECTIONS), where),
-        old=field(data, sides[0], optional(grammar.number), where),
-        new=field(data, sides[1], optional(grammar.number), where),
+        old=field(data, "old", optional(grammar.number), where),
+        new=field(data, "new", optional(grammar.number), where),
         unit=field(data, "unit", grammar.text, where),
-        evidence=field(data, "evidence", lambda v, f: _evidence(v, f, sides), where),
+        evidence=field(data, "evidence", _evidence, where),
     )
     evidence = found["evidence"]
     if evidence["rule"] == "time" and (evidence["ratio"] > 1) != (found["direction"] == "worse"):
@@ -162,11 +157,11 @@ def _row(value: Any, where: str, sides: Sides) -> GateRow:
     return found
 
 
-def _rows(value: Any, where: str, sides: Sides) -> list[GateRow]:
-    return grammar.each(value, where, lambda v, f: _row(v, f, sides))
+def _rows(value: Any, where: str) -> list[GateRow]:
+    return grammar.each(value, where, _row)
 
 
-def _shift(value: Any, where: str, sides: Sides) -> GateShift:
+def _shift(value: Any, where: str) -> GateShift:
     data = grammar.obj(value, where)
     return GateShift(
         metric=field(data, "metric", grammar.identifier, where),
@@ -175,17 +170,17 @@ def _shift(value: Any, where: str, sides: Sides) -> GateShift:
         followed=field(data, "followed", grammar.integer, where),
         points=field(data, "points", grammar.integer, where),
         scope=optional(grammar.dotted)(data.get("scope"), f"{where}.scope"),
-        rows=_rows(data.get("rows", []), f"{where}.rows", sides),
+        rows=_rows(data.get("rows", []), f"{where}.rows"),
     )
 
 
 def check(value: Any) -> GateRun:
     data = grammar.obj(value, "")
-    sides = fields.SIDES if reading.format_of(data, FORMAT, *READS) == FORMAT else fields.FORMER
+    reading.format_of(data, FORMAT)
     found = GateRun(
         time=field(data, "time", _time_summary),
-        rows=field(data, "rows", lambda v, f: _rows(v, f, sides)),
-        shifts=grammar.each(data.get("shifts", []), "shifts", lambda v, f: _shift(v, f, sides)),
+        rows=field(data, "rows", _rows),
+        shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
         cpus=fields.cpus(data.get("cpus", {}), "cpus"),
         onednn=grammar.mapping(
             data.get("onednn", {}),
@@ -200,6 +195,30 @@ def check(value: Any) -> GateRun:
         if point["cpu"] is not None:  # a point kept before CPUs were names none
             fields.known(found["cpus"], "cpus")(point["cpu"], f"time.points[{k}].cpu")
     return found
+
+
+def upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A gate run of format 2 in format 3's words: each row's sides, its evidence's and the
+    rows of each shift named old and new (fields.renamed)."""
+
+    def row(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value  # the reader names it
+        evidence = fields.renamed(value.get("evidence"))
+        if isinstance(evidence, dict) and evidence.get("rule") == "status":
+            evidence = dict(evidence, side=fields.renamed(evidence.get("side")))
+        return dict(fields.renamed(value), evidence=evidence)
+
+    def rows(value: Any) -> Any:
+        return [row(r) for r in value] if isinstance(value, list) else value
+
+    def shift(value: Any) -> Any:
+        return dict(value, rows=rows(value.get("rows", []))) if isinstance(value, dict) else value
+
+    shifts = data.get("shifts", [])
+    if isinstance(shifts, list):
+        shifts = [shift(s) for s in shifts]
+    return dict(data, format=FORMAT, rows=rows(data.get("rows")), shifts=shifts)
 
 
 def read(path: Path) -> GateRun:

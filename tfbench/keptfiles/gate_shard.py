@@ -1,8 +1,8 @@
 """A shard of a gate (`tfbench gate --shard I/N`, tfbench.gate.shards makes it):
 results/gate/<machine>/<old>-<new>[.plant-S].shard-I-of-N.json, its share's readings of both
 sides (`old` and `new`), every time point's pairs, and the one CPU that read them; `tfbench
-gate merge` joins N of them into a gate run. Format 1 named the sides `before` and `after`,
-and reads as format 2."""
+gate merge` joins N of them into a gate run. Format 1 named the sides `before` and `after`
+(`upgraded`: `tfbench results upgrade`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tfbench.grammar import Invalid, field, optional
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 2  # 2: the sides old and new
-READS = (1,)  # its sides before and after: read as old and new
+UPGRADES: tuple[int, ...] = (1,)  # its sides before and after, renamed old and new (upgraded)
 FOLDER = "gate"  # beside the gate runs
 INSIDE = 2  # gate/<machine>/
 NAME = re.compile(
@@ -73,13 +73,13 @@ def _readings(value: Any, where: str) -> tuple[ShardPoint, list[list[float]], li
 ShardTime = tuple[ShardPoint, list[float], float | None, str | None]  # logs, old, why
 
 
-def _shard_time(value: Any, where: str, old: str) -> ShardTime:
+def _shard_time(value: Any, where: str) -> ShardTime:
     data = grammar.array(value, where)
     if len(data) != 3:
         raise Invalid(where, "not [benchmark, values, pairs]")
     read = grammar.obj(data[2], f"{where}[2]")
     logs = field(read, "logs", lambda v, f: grammar.each(v, f, grammar.number), f"{where}[2]")
-    was = optional(fields.positive)(read.get(old), f"{where}[2].{old}")
+    was = optional(fields.positive)(read.get("old"), f"{where}[2].old")
     skipped = optional(grammar.text)(read.get("skipped"), f"{where}[2].skipped")
     point = (grammar.dotted(data[0], f"{where}[0]"), _values(data[1], f"{where}[1]"))
     return point, logs, was, skipped
@@ -104,7 +104,7 @@ _READER = {
 def check(value: Any) -> GateShard:
     """A shard's every field of its form; read on one CPU, its oneDNN record that CPU's."""
     data = grammar.obj(value, "")
-    old, new = fields.SIDES if reading.format_of(data, FORMAT, *READS) == FORMAT else fields.FORMER
+    reading.format_of(data, FORMAT)
     pair = field(data, "pair", fields.pair_of(grammar.tag))
     shard = field(data, "shard", fields.pair_of(fields.count(64, 1)))
     if shard[0] > shard[1]:
@@ -133,12 +133,22 @@ def check(value: Any) -> GateShard:
                 v, f, grammar.one_of(fields.SIDES), optional(grammar.machine_text)
             ),
         ),
-        old=field(sides, old, lambda v, f: grammar.each(v, f, _readings), "sides"),
-        new=field(sides, new, lambda v, f: grammar.each(v, f, _readings), "sides"),
-        times=field(
-            data, "times", lambda v, f: grammar.each(v, f, lambda t, w: _shard_time(t, w, old))
-        ),
+        old=field(sides, "old", lambda v, f: grammar.each(v, f, _readings), "sides"),
+        new=field(sides, "new", lambda v, f: grammar.each(v, f, _readings), "sides"),
+        times=field(data, "times", lambda v, f: grammar.each(v, f, _shard_time)),
     )
+
+
+def upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A shard of format 1 in format 2's words: its sides, and each time point's reading of
+    the old side, named old and new (fields.renamed)."""
+    times = data.get("times")
+    if isinstance(times, list):
+        times = [
+            [*t[:2], fields.renamed(t[2])] if isinstance(t, list) and len(t) == 3 else t
+            for t in times
+        ]
+    return dict(data, format=FORMAT, sides=fields.renamed(data.get("sides")), times=times)
 
 
 def read(path: Path) -> GateShard:
