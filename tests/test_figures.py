@@ -6,10 +6,15 @@ report, the nightly bisection's kept file and the issue it writes. No TensorFlow
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from tfbench import figures, floors, sweep
+from tfbench.gate import rules
+from tfbench.nightly import policy
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = """
@@ -151,3 +156,41 @@ def test_a_figure_of_the_records_own_is_declared_by_its_row_alone(tmp_path):
         "combined": 5,
         "track": True,
     }
+
+
+def test_the_gate_the_nightly_bisection_and_bisect_ask_one_rule():
+    """floors.apart and floors.flipped decide for all three: on the same readings the gate's
+    row, the nightly bisection's separation and bisect's single-reading change agree with
+    them (bisect's slopes also need their intervals apart: given wide apart here)."""
+    rng = random.Random(80)
+    for _ in range(2000):
+        metric = rng.choice(["retained", "garbage", "heap-peak", "peak", "growth"])
+        figure = figures.BY_NAME[metric]
+        scale = rng.choice([512, 4096, 1 << 20, 1 << 24])
+        a = [rng.uniform(0, scale) for _ in range(rng.randint(1, 5))]
+        b = [v * rng.uniform(0.5, 2) + rng.uniform(-scale, scale) for v in a]
+        sign = floors.apart(figure.floor, a, b)
+        row = rules.RULES[figure.method]([a], [b])
+        assert (row[0] if row else 0) == sign
+        said = policy.separation(
+            metric, [{figure.field: v} for v in a], [{figure.field: v} for v in b]
+        )
+        assert (said == "apart") == bool(sign)
+        one = {"status": "ok", "iterations": 10}
+        x, y = (dict(one, **{figure.field: v[0]}) for v in (a, b))
+        if figure.interval:
+            x[figure.interval], y[figure.interval] = [-1e12, -1e12], [1e12, 1e12]
+        assert sweep.differ(metric, x, y) == bool(floors.apart(figure.floor, a[:1], b[:1]))
+    for a, b, flip in (
+        ([0, 0], [1, 1], 1),
+        ([1], [0, 0], -1),
+        ([1, 1], [1], 0),
+        ([0, 1], [1], None),
+    ):
+        assert floors.flipped(a, b) == flip
+        row = rules.leak_rule([a], [b])
+        assert (row[0] if row else 0) == (flip or 0)
+        said = policy.separation(
+            "leak", [{"leak": bool(v)} for v in a], [{"leak": bool(v)} for v in b]
+        )
+        assert said == {1: "apart", -1: "apart", 0: "alike", None: "undecided"}[flip]

@@ -257,10 +257,20 @@ def named(name: str) -> Figure:
         raise ValueError(f"unknown metric {name!r}; choose from {', '.join(BISECTED)}") from None
 
 
-def floor(name: str, values: list[float]) -> float:
-    """How far apart readings `values` (both sides') of a figure must be to count as a
-    change (the verdict has none: a flip is the change)."""
+def _floor(name: str) -> Floor:
     found = named(name).floor
     if found is None:
         raise ValueError(f"{name} has no floor: a flip is its change")
-    return found(values)
+    return found
+
+
+def floor(name: str, values: list[float]) -> float:
+    """How far apart readings `values` (both sides') of a figure must be to count as a
+    change (the verdict has none: a flip is the change)."""
+    return _floor(name)(values)
+
+
+def apart(name: str, a: list[float], b: list[float]) -> int:
+    """Whether two sides' readings of a figure part by its floor (floors.apart: 1 b above,
+    -1 below, 0 not); the verdict has none (floors.flipped)."""
+    return floors.apart(_floor(name), a, b)

@@ -1,10 +1,14 @@
-"""How far apart two readings must be before tfbench calls them a change: the one home of
-the floors that `tfbench gate` (tfbench.gate.rules) and `tfbench bisect` (tfbench.sweep)
-apply. Each floor was set from the same release measured against itself on one machine;
-docs/gate.md has how, and the figures.
+"""How far apart two readings must be before tfbench calls them a change: the floors, and
+the one rule that applies them (`apart`, and `flipped` for a verdict), which `tfbench gate`
+(tfbench.gate.rules), the nightly bisection (tfbench.nightly.policy) and `tfbench bisect`
+(tfbench.sweep: one reading a side, whose slope's interval must part too) ask. Each floor
+was set from the same release measured against itself on one machine; docs/gate.md has how,
+and the figures.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from tfbench.units import KiB, MiB
 
@@ -86,3 +90,23 @@ def time(values: list[float]) -> float:
 def process_peak(values: list[float]) -> float:
     """A whole process's peak RSS (asv's peakmem_)."""
     return PEAKMEM_FLOOR
+
+
+def apart(floor: Callable[[list[float]], float], a: list[float], b: list[float]) -> int:
+    """Whether two sides' readings of a figure part: 1 where every reading of `b` lies above
+    every one of `a` by more than the floor of both sides' readings, -1 below, 0 not."""
+    gap = floor(a + b)
+    if min(b) - max(a) > gap:
+        return 1
+    if min(a) - max(b) > gap:
+        return -1
+    return 0
+
+
+def flipped(a: list[float], b: list[float]) -> int | None:
+    """A verdict's change between two sides' readings (1 leak, 0 flat): 1 where every
+    reading of `a` is flat and every one of `b` a leak, -1 the other way, 0 where the two
+    sides agree throughout, None where a side is split (no verdict of its own)."""
+    if len(set(a)) != 1 or len(set(b)) != 1:
+        return None
+    return (b[0] > a[0]) - (b[0] < a[0])

@@ -48,7 +48,7 @@ def differ(metric: str, a: Record, b: Record) -> bool:
         ia, ib = a.get(figure.interval), b.get(figure.interval)
         if ia is None or ib is None or not (ib[0] > ia[1] or ia[0] > ib[1]):
             return False
-    return abs(vb - va) > figures.floor(metric, [va, vb])
+    return bool(figures.apart(metric, [va], [vb]))
 
 
 def _kept(a: Record, b: Record) -> str:

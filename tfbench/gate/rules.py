@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tfbench import figures
+from tfbench import figures, floors
 from tfbench.gate.readings import Point, Side, pooled
 from tfbench.keptfiles.gate_run import DIRECTIONS
 from tfbench.pairs import verdict
@@ -71,19 +71,15 @@ Ruling = tuple[int, dict[str, Any]] | None  # (1 worse, -1 better; the evidence)
 def _apart(floor: Callable[[list[float]], float], what: str) -> Callable[..., Ruling]:
     def rule(a_runs: Runs, b_runs: Runs) -> Ruling:
         a, b = pooled(a_runs), pooled(b_runs)
-        gap = floor(a + b)
-        if min(b) - max(a) > gap:
-            sign = 1
-        elif min(a) - max(b) > gap:
-            sign = -1
-        else:
+        sign = floors.apart(floor, a, b)
+        if not sign:
             return None
         return sign, {
             "rule": "apart",
             "figure": what,
             "old": [min(a), max(a)],
             "new": [min(b), max(b)],
-            "floor": gap,
+            "floor": floor(a + b),
             "readings": [len(a), len(b)],
         }
 
@@ -92,9 +88,10 @@ def _apart(floor: Callable[[list[float]], float], what: str) -> Callable[..., Ru
 
 def leak_rule(a_runs: Runs, b_runs: Runs) -> Ruling:
     a, b = pooled(a_runs), pooled(b_runs)
-    if len(set(a)) != 1 or len(set(b)) != 1 or a[0] == b[0]:
+    sign = floors.flipped(a, b)
+    if not sign:
         return None
-    return (1 if b[0] > a[0] else -1), {
+    return sign, {
         "rule": "flip",
         "old": bool(a[0]),
         "new": bool(b[0]),

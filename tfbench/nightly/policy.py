@@ -1,8 +1,8 @@
 """Which nightly changed a figure: the bisection over daily builds, on any backend.
 
 A build is read in fresh processes until its readings decide (Pinpoint's way): two builds'
-readings are *apart* when their ranges part by more than the figure's floor (the gate's
-rule, tfbench.floors), *alike* when their medians sit within it; anything else needs more
+readings are *apart* when their ranges part by more than the figure's floor (the one rule,
+tfbench.floors.apart), *alike* when their medians sit within it; anything else needs more
 readings, MAX_READINGS at most. Time is compared the gate's way (`Pair`: tfbench.pairs):
 DIFFERENT is apart, SAME alike, UNKNOWN undecided. A build that cannot be installed or
 imported is skipped, and said so. The ends and SAMPLE builds between them are read first (a
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfbench import figures, sweep
+from tfbench import figures, floors, sweep
 from tfbench.measure.record import Record
 from tfbench.units import format_value
 
@@ -98,13 +98,11 @@ def separation(metric: str, a: list[Record], b: list[Record]) -> str:
     if not x or not y:
         return "undecided"
     if metric == "leak":
-        if len(set(x)) == len(set(y)) == 1:
-            return "alike" if x[0] == y[0] else "apart"
-        return "undecided"
-    floor = figures.floor(metric, x + y)
-    if min(y) - max(x) > floor or min(x) - max(y) > floor:
+        flip = floors.flipped(x, y)
+        return "undecided" if flip is None else "apart" if flip else "alike"
+    if figures.apart(metric, x, y):
         return "apart"
-    if abs(statistics.median(x) - statistics.median(y)) <= floor:
+    if abs(statistics.median(x) - statistics.median(y)) <= figures.floor(metric, x + y):
         return "alike"
     return "undecided"
 

@@ -53,7 +53,7 @@ def _differences(
     for metric in COMPARED:
         figure = figures.BY_NAME[metric]
         a, b = (machine.value(family.benchmark(metric), combo, release, p) for p in (base, other))
-        if a is not None and b is not None and abs(b - a) > figures.floor(metric, [a, b]):
+        if a is not None and b is not None and figures.apart(metric, [a], [b]):
             a_text, b_text = (format_value(v, figure.unit, per="iteration") for v in (a, b))
             texts.append(f"{figure.label} {a_text} on {base}, {b_text} on {other}")
     return texts
