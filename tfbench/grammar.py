@@ -8,8 +8,11 @@ from __future__ import annotations
 import datetime
 import math
 import re
+import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+Record = TypeVar("Record")
 
 
 class Invalid(ValueError):
@@ -157,6 +160,19 @@ def boolean(value: Any, field: str) -> bool:
     return value
 
 
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def day(value: Any, field: str) -> str:
+    """A day, YYYY-MM-DD, that the calendar has (2026-02-30 is none)."""
+    found = matching(DAY)(value, field)
+    try:
+        datetime.date.fromisoformat(found)
+    except ValueError:
+        raise Invalid(field, f"{found!r} is no day") from None
+    return found
+
+
 def one_of(choices: tuple[str, ...]) -> Callable[[Any, str], str]:
     def check(value: Any, field: str) -> str:
         if value not in choices:
@@ -213,6 +229,18 @@ def mapping(
     }
 
 
+def each_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
+    """The form of a list whose every item is of `check`'s form (each)."""
+    return lambda value, field: each(value, field, check)
+
+
+def mapping_of(
+    key: Callable[[Any, str], str], check: Callable[[Any, str], Any]
+) -> Callable[[Any, str], dict[str, Any]]:
+    """The form of an object whose every key and value are of their forms (mapping)."""
+    return lambda value, field: mapping(value, field, key, check)
+
+
 def field(
     data: dict[str, Any], name: str, check: Callable[[Any, str], Any], where: str = ""
 ) -> Any:
@@ -221,3 +249,37 @@ def field(
     if name not in data:
         raise Invalid(path, "missing")
     return check(data[name], path)
+
+
+def schema(kind: type[Record]) -> Callable[[Any, str], Record]:
+    """The check of a record declared once: a TypedDict whose every key is Annotated with
+    the check of its form (`Annotated[str, grammar.text]`). It reads a JSON object, each
+    declared key by its form, an absent key as null (so refused as missing unless its form
+    takes null: `optional`), and keeps nothing else of it."""
+    forms: dict[str, Callable[[Any, str], Any]] = {}
+    for name, hint in typing.get_type_hints(kind, include_extras=True).items():
+        checks = [m for m in getattr(hint, "__metadata__", ()) if callable(m)]
+        if len(checks) != 1:
+            raise TypeError(f"{kind.__name__}.{name}: Annotated with no check of its form")
+        forms[name] = checks[0]
+
+    def check(value: Any, where: str = "") -> Record:
+        data = obj(value, where)
+        found = {}
+        for name, form in forms.items():
+            path = f"{where}.{name}" if where else name
+            if name in data:
+                found[name] = form(data[name], path)
+                continue
+            try:
+                found[name] = form(None, path)
+            except Invalid:
+                raise Invalid(path, "missing") from None
+        return typing.cast(Record, found)
+
+    return check
+
+
+def keys(kind: type) -> tuple[str, ...]:
+    """The keys a record's declaration holds (schema's), in their order."""
+    return tuple(typing.get_type_hints(kind))

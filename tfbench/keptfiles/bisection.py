@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from packaging.version import Version
 
@@ -41,23 +41,22 @@ class Limits(TypedDict):
 
 
 class Elsewhere(TypedDict):
-    cpu: str  # the CPU a gate read it on, as the report names it
-    answer: str
-    ratio: float | None
-    low: float | None
-    high: float | None
+    """A time point's gate verdict on one CPU."""
+
+    cpu: Annotated[str, grammar.machine_text]  # the CPU a gate read it on, as the report names it
+    answer: Annotated[str, grammar.one_of((*fields.ANSWERS[:3], "no row"))]
+    ratio: fields.RATIO
+    low: fields.RATIO
+    high: fields.RATIO
+
+
+_elsewhere = grammar.schema(Elsewhere)
 
 
 def elsewhere(value: Any, where: str) -> Elsewhere:
-    data = grammar.obj(value, where)
-    answer, ratio, low, high = fields.answered(data, where, (*fields.ANSWERS[:3], "no row"))
-    return Elsewhere(
-        cpu=field(data, "cpu", grammar.machine_text, where),
-        answer=answer,
-        ratio=ratio,
-        low=low,
-        high=high,
-    )
+    found = _elsewhere(value, where)
+    fields.answered(found, where)
+    return found
 
 
 class Bisection(TypedDict):
@@ -131,9 +130,7 @@ def check(value: Any) -> Bisection:
         first_bad=field(data, "first_bad", optional(build)),
         steps=_steps(data, build),
         undecided=optional(build)(data.get("undecided"), "undecided"),
-        times=grammar.each(
-            data.get("times", []), "times", lambda v, f: fields.compared(v, f, build)
-        ),
+        times=grammar.each(data.get("times", []), "times", lambda v, f: _times(v, f, build)),
         compare_url=field(data, "compare_url", optional(grammar.compare_url)),
         old=field(data, "old", grammar.release),
         new=field(data, "new", grammar.release),
@@ -162,6 +159,13 @@ def _steps(data: dict[str, Any], build: Callable[[Any, str], str]) -> list[list[
         return pair
 
     return grammar.each(data["steps"], "steps", step)
+
+
+def _times(value: Any, where: str, build: Callable[[Any, str], str]) -> fields.Compared:
+    found = fields.compared(value, where)
+    build(found["old"], f"{where}.old")
+    build(found["new"], f"{where}.new")
+    return found
 
 
 def _pin_change(value: Any, where: str) -> str:

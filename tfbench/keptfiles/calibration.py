@@ -4,13 +4,12 @@ on that CPU."""
 
 from __future__ import annotations
 
-import datetime
 import re
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from tfbench import cpu, grammar
-from tfbench.grammar import Invalid, field
+from tfbench.grammar import Invalid
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
@@ -30,43 +29,28 @@ def path(results_dir: Path, cpu_id: str, pair: tuple[str, str], plant: float) ->
 
 
 class Calibration(TypedDict):
-    kind: str  # aa, plant
-    plant: float
-    pair: list[str]
-    date: str
-    cpu: cpu.Identity
-    points: int  # time points read on it
-    worse: int  # time rows: an A/A's false; a plant's found
-    better: int
-    memory_rows: int  # of the whole gate: an A/A's false
-    seconds: float  # the gate's
+    kind: Annotated[str, grammar.one_of(("aa", "plant"))]
+    plant: Annotated[float, grammar.number]  # a plant's share of a step's work; an A/A's 0
+    pair: Annotated[list[str], fields.pair_of(grammar.tag)]
+    date: Annotated[str, grammar.day]
+    cpu: Annotated[cpu.Identity, fields.cpu_identity]
+    points: Annotated[int, fields.count(1 << 20)]  # time points read on it
+    worse: Annotated[int, fields.count(1 << 20)]  # time rows: an A/A's false; a plant's found
+    better: Annotated[int, fields.count(1 << 20)]
+    memory_rows: Annotated[int, fields.count(1 << 20)]  # of the whole gate: an A/A's false
+    seconds: Annotated[float, fields.positive]  # the gate's
+
+
+_calibration = grammar.schema(Calibration)
 
 
 def check(value: Any) -> Calibration:
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    kind = field(data, "kind", grammar.one_of(("aa", "plant")))
-    plant = field(data, "plant", grammar.number)
-    if (kind == "plant") != (0 < plant < 1):
-        raise Invalid("plant", f"{plant!r} for a calibration of kind {kind}")
-    date = field(data, "date", grammar.matching(re.compile(r"\d{4}-\d{2}-\d{2}")))
-    try:
-        datetime.date.fromisoformat(date)
-    except ValueError:
-        raise Invalid("date", f"{date!r} is no day") from None
-    counts = {k: field(data, k, fields.count(1 << 20)) for k in ("points", "worse", "better")}
-    return Calibration(
-        kind=kind,
-        plant=plant,
-        pair=field(data, "pair", fields.pair_of(grammar.tag)),
-        date=date,
-        cpu=field(data, "cpu", fields.cpu_identity),
-        points=counts["points"],
-        worse=counts["worse"],
-        better=counts["better"],
-        memory_rows=field(data, "memory_rows", fields.count(1 << 20)),
-        seconds=field(data, "seconds", fields.positive),
-    )
+    found = _calibration(data, "")
+    if (found["kind"] == "plant") != (0 < found["plant"] < 1):
+        raise Invalid("plant", f"{found['plant']!r} for a calibration of kind {found['kind']}")
+    return found
 
 
 def read(path: Path) -> Calibration:

@@ -5,10 +5,10 @@ read, and the CPUs that read them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from tfbench import cpu, grammar
-from tfbench.grammar import Invalid, field
+from tfbench.grammar import Invalid
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
@@ -26,54 +26,47 @@ def path(results_dir: Path, history: str, commit: str, env: str) -> Path:
 
 
 class ChainPoint(fields.TimePoint):
-    before: float  # the history's figure for the release before
-    value: float  # it, moved by the pairs' estimate
-    spread: list[float]  # the chain's interval as factors of `value`, since the history read
+    before: Annotated[float, fields.positive]  # the history's figure for the release before
+    value: Annotated[float, fields.positive]  # it, moved by the pairs' estimate
+    # the chain's interval as factors of `value`, since the history read
+    spread: Annotated[list[float], fields.pair_of(fields.positive)]
 
 
-class ChainLink(TypedDict):
-    release: str
-    before: str
-    env: str
-    gate: str  # the machine whose kept gate run read the pairs
-    raw: str  # the machine that read the release's figures
-    cpus: dict[str, cpu.Identity]  # the CPUs its pairs were read on (each point names its)
-    links: int  # since the history last read a release itself
-    points: list[ChainPoint]
+_point = grammar.schema(ChainPoint)
 
 
 def _chain_point(value: Any, where: str) -> ChainPoint:
-    point = fields.time_point(value, where)
-    if point["ratio"] is None:
+    found = _point(value, where)
+    fields.answered(found, where)
+    if found["ratio"] is None:
         raise Invalid(f"{where}.ratio", "missing: a chained point moves by its estimate")
-    if point["cpu"] is None:
+    if found["cpu"] is None:
         raise Invalid(f"{where}.cpu", "missing: a chained point names the CPU of its pairs")
-    data = grammar.obj(value, where)
-    found = ChainPoint(
-        **point,
-        before=field(data, "before", fields.positive, where),
-        value=field(data, "value", fields.positive, where),
-        spread=field(data, "spread", fields.pair_of(fields.positive), where),
-    )
     low, high = found["spread"]
     if not low <= 1 <= high:
         raise Invalid(f"{where}.spread", f"{found['spread']!r} does not hold the estimate")
     return found
 
 
+class ChainLink(TypedDict):
+    release: Annotated[str, grammar.tag]
+    before: Annotated[str, grammar.tag]
+    env: Annotated[str, grammar.matching(grammar.ENVIRONMENT)]
+    gate: Annotated[str, grammar.machine]  # the machine whose kept gate run read the pairs
+    raw: Annotated[str, grammar.machine]  # the machine that read the release's figures
+    # the CPUs its pairs were read on (each point names its)
+    cpus: Annotated[dict[str, cpu.Identity], fields.cpus]
+    links: Annotated[int, fields.count(1 << 20)]  # since the history last read a release itself
+    points: Annotated[list[ChainPoint], grammar.each_of(_chain_point)]
+
+
+_link = grammar.schema(ChainLink)
+
+
 def check(value: Any) -> ChainLink:
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    found = ChainLink(
-        release=field(data, "release", grammar.tag),
-        before=field(data, "before", grammar.tag),
-        env=field(data, "env", grammar.matching(grammar.ENVIRONMENT)),
-        gate=field(data, "gate", grammar.machine),
-        raw=field(data, "raw", grammar.machine),
-        cpus=field(data, "cpus", fields.cpus),
-        links=field(data, "links", fields.count(1 << 20)),
-        points=field(data, "points", lambda v, f: grammar.each(v, f, _chain_point)),
-    )
+    found = _link(data, "")
     for k, point in enumerate(found["points"]):
         fields.known(found["cpus"], "cpus")(point["cpu"], f"points[{k}].cpu")
     return found

@@ -6,7 +6,7 @@ the report names it (family(param values))."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from tfbench import cpu, grammar
 from tfbench.grammar import field, optional
@@ -27,12 +27,6 @@ def path(results_dir: Path, machine: str, tag: str) -> Path:
     return results_dir / FOLDER / machine / f"{tag}.json"
 
 
-class Explained(TypedDict):
-    release: str
-    points: dict[str, str]  # point -> its one-line conclusion, or why there is none
-    cpu: cpu.Identity | None  # where it was read (None: kept before 2026-12-02)
-
-
 def _explanation(value: Any, where: str) -> str:
     data = grammar.obj(value, where)
     conclusion = optional(grammar.text)(data.get("conclusion"), f"{where}.conclusion")
@@ -43,16 +37,21 @@ def _explanation(value: Any, where: str) -> str:
     return f"{status}: {error}"
 
 
+class Explained(TypedDict):
+    release: Annotated[str, grammar.tag]
+    # point -> its one-line conclusion, or why there is none (from its explaining record)
+    points: Annotated[dict[str, str], grammar.mapping_of(grammar.point, _explanation)]
+    # where it was read (None: kept before 2026-12-02)
+    cpu: Annotated[cpu.Identity | None, optional(fields.cpu_identity)]
+
+
+_explained = grammar.schema(Explained)
+
+
 def check(value: Any) -> Explained:
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    return Explained(
-        release=field(data, "release", grammar.tag),
-        points=field(
-            data, "points", lambda v, f: grammar.mapping(v, f, grammar.point, _explanation)
-        ),
-        cpu=optional(fields.cpu_identity)(data.get("cpu"), "cpu"),
-    )
+    return _explained(data, "")
 
 
 def read(path: Path) -> Explained:

@@ -5,9 +5,9 @@ compared, and a time estimate with its interval (docs/formats.md#kept-files-are-
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from tfbench import cpu, grammar, scenarios
 from tfbench.grammar import Invalid, field, optional
@@ -147,31 +147,6 @@ def _record(value: Any, where: str) -> dict[str, Any]:
     return {k: check(data[k], f"{where}.{k}") for k, check in _CHECKS.items() if k in data}
 
 
-class Build(TypedDict):
-    version: str
-    uploaded: str
-    git_version: str | None
-
-
-class Environment(TypedDict):
-    os: str
-    python: str
-    cpu: cpu.Identity | str  # the model name alone in a file kept before identities
-
-
-class Compared(TypedDict):
-    old: str
-    new: str
-    answer: str
-    ratio: float | None  # new over old, and its interval
-    low: float | None
-    high: float | None
-    pairs: int
-    margin: float
-    level: float  # of the interval
-    skipped: str | None
-
-
 def target(value: Any, where: str = "target") -> dict[str, Any]:
     """A target as kept: a catalog scenario and params it takes (footprint: its device), or
     a user's function by its file's name alone (never a path to read)."""
@@ -198,43 +173,8 @@ def target(value: Any, where: str = "target") -> dict[str, Any]:
     }
 
 
-def build(value: Any, where: str) -> Build:
-    data = grammar.obj(value, where)
-    return Build(
-        version=field(data, "version", grammar.nightly, where),
-        uploaded=field(data, "uploaded", grammar.uploaded, where),
-        git_version=optional(grammar.git_version)(data.get("git_version"), f"{where}.git_version"),
-    )
-
-
 def records(value: Any, where: str) -> list[dict[str, Any]]:
     return grammar.each(value, where, _record)
-
-
-def environment(value: Any, where: str) -> Environment:
-    data = grammar.obj(value, where)
-    return Environment(
-        os=field(data, "os", grammar.text, where),
-        python=field(data, "python", grammar.python_version, where),
-        cpu=field(data, "cpu", cpu_named, where),
-    )
-
-
-def compared(value: Any, where: str, build: Callable[[Any, str], str]) -> Compared:
-    data = grammar.obj(value, where)
-    answer, ratio, low, high = answered(data, where, ANSWERS)
-    return Compared(
-        old=field(data, "old", build, where),
-        new=field(data, "new", build, where),
-        answer=answer,
-        ratio=ratio,
-        low=low,
-        high=high,
-        pairs=field(data, "pairs", count(1 << 20), where),
-        margin=field(data, "margin", grammar.number, where),
-        level=level(data, where),
-        skipped=optional(grammar.text)(data.get("skipped"), f"{where}.skipped"),
-    )
 
 
 def renamed(value: Any) -> Any:
@@ -256,25 +196,14 @@ def pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]
     return pair
 
 
-def level(data: dict[str, Any], where: str) -> float:
+def level(value: Any, where: str) -> float:
     """A time verdict's level: 99% where it was kept before the verdict named its level."""
-    path = f"{where}.level" if where else "level"
-    level = optional(grammar.number)(data.get("level"), path)
-    if level is None:
+    if value is None:
         return 0.99
-    if not 0 < level < 1:
-        raise Invalid(path, f"{level!r} is no level of an interval")
-    return level
-
-
-class TimePoint(TypedDict):
-    point: str  # benchmark(asv's values)
-    cpu: str | None  # the id of the CPU its pairs were read on (None: kept before it)
-    answer: str
-    ratio: float | None  # new over old, and its interval: None under the pairs that give one
-    low: float | None
-    high: float | None
-    pairs: int
+    found = grammar.number(value, where)
+    if not 0 < found < 1:
+        raise Invalid(where, f"{found!r} is no level of an interval")
+    return found
 
 
 def positive(value: Any, where: str) -> float:
@@ -284,39 +213,75 @@ def positive(value: Any, where: str) -> float:
     return found
 
 
-def estimate(data: dict[str, Any], where: str) -> tuple[Any, Any, Any]:
-    """A ratio and its interval (new over old): all three above 0, the ratio within the
-    interval, or none of the three."""
-    found = [optional(positive)(data.get(k), f"{where}.{k}") for k in ("ratio", "low", "high")]
-    ratio, low, high = found
-    if any(f is None for f in found) and any(f is not None for f in found):
+RATIO = Annotated[float | None, optional(positive)]  # new over old, or an end of its interval
+
+
+def answered(found: Mapping[str, Any], where: str) -> None:
+    """An answer's estimate (new over old): a ratio within its interval, or none of the
+    three; `different` only with an interval that holds no change (the reader's rule: beyond
+    the margin on one side)."""
+    ratio, low, high = (found[k] for k in ("ratio", "low", "high"))
+    if None in (ratio, low, high) and (ratio, low, high) != (None, None, None):
         raise Invalid(where, "an estimate without its interval, or an interval without it")
     if ratio is not None and not low <= ratio <= high:
         raise Invalid(f"{where}.ratio", f"{ratio!r} lies outside its interval")
-    return ratio, low, high
-
-
-def answered(data: dict[str, Any], where: str, answers: tuple[str, ...]) -> tuple[Any, ...]:
-    """An answer among `answers` and its estimate (estimate's); `different` only with an
-    interval that holds no change (the reader's rule: beyond the margin on one side)."""
-    answer = field(data, "answer", grammar.one_of(answers), where)
-    ratio, low, high = estimate(data, where)
-    if answer == "different" and (ratio is None or low <= 1 <= high):
+    if found.get("answer") == "different" and (ratio is None or low <= 1 <= high):
         raise Invalid(f"{where}.answer", "different, but no interval apart from no change")
-    return answer, ratio, low, high
+
+
+class Build(TypedDict):
+    version: Annotated[str, grammar.nightly]
+    uploaded: Annotated[str, grammar.uploaded]
+    git_version: Annotated[str | None, optional(grammar.git_version)]
+
+
+class Environment(TypedDict):
+    os: Annotated[str, grammar.text]
+    python: Annotated[str, grammar.python_version]
+    # the model name alone in a file kept before identities
+    cpu: Annotated[cpu.Identity | str, cpu_named]
+
+
+class Compared(TypedDict):
+    """Two builds' times compared in pairs (tfbench.pairs.verdict.compared)."""
+
+    old: Annotated[str, grammar.nightly]
+    new: Annotated[str, grammar.nightly]
+    answer: Annotated[str, grammar.one_of(ANSWERS)]
+    ratio: RATIO
+    low: RATIO
+    high: RATIO
+    pairs: Annotated[int, count(1 << 20)]
+    margin: Annotated[float, grammar.number]
+    level: Annotated[float, level]  # of the interval
+    skipped: Annotated[str | None, optional(grammar.text)]
+
+
+class TimePoint(TypedDict):
+    """A gate's time point (tfbench.pairs.timing.summary)."""
+
+    point: Annotated[str, grammar.point]  # benchmark(asv's values)
+    # the id of the CPU its pairs were read on (None: kept before it)
+    cpu: Annotated[str | None, optional(grammar.matching(cpu.ID))]
+    answer: Annotated[str, grammar.one_of(ANSWERS[:3])]
+    ratio: RATIO  # None under the pairs that give one
+    low: RATIO
+    high: RATIO
+    pairs: Annotated[int, count(1 << 20)]
+
+
+build = grammar.schema(Build)
+environment = grammar.schema(Environment)
+_compared, _time_point = grammar.schema(Compared), grammar.schema(TimePoint)
+
+
+def compared(value: Any, where: str) -> Compared:
+    found = _compared(value, where)
+    answered(found, where)
+    return found
 
 
 def time_point(value: Any, where: str) -> TimePoint:
-    """A gate's time point (tfbench.pairs.timing.summary): an estimate within its interval,
-    or none of the three."""
-    data = grammar.obj(value, where)
-    answer, ratio, low, high = answered(data, where, ANSWERS[:3])
-    return TimePoint(
-        point=field(data, "point", grammar.point, where),
-        cpu=optional(grammar.matching(cpu.ID))(data.get("cpu"), f"{where}.cpu"),
-        answer=answer,
-        ratio=ratio,
-        low=low,
-        high=high,
-        pairs=field(data, "pairs", count(1 << 20), where),
-    )
+    found = _time_point(value, where)
+    answered(found, where)
+    return found

@@ -79,7 +79,8 @@ EVIDENCE: dict[str, dict[str, Callable[[Any, str], Any]]] = {
     },
     "status": {"why": grammar.text},  # and its side (_evidence)
     "time": {
-        **dict.fromkeys(("ratio", "low", "high", "margin", *fields.SIDES), grammar.number),
+        **dict.fromkeys(("ratio", "low", "high"), fields.positive),
+        **dict.fromkeys(("margin", *fields.SIDES), grammar.number),
         "pairs": grammar.integer,
     },
 }
@@ -100,8 +101,8 @@ def _evidence(value: Any, where: str) -> dict[str, Any]:
     if rule == "status":  # the side with no reading
         found["side"] = field(data, "side", grammar.one_of(fields.SIDES), where)
     if rule == "time":  # a row: a change decided, its interval apart from no change
-        found["level"] = fields.level(data, where)
-        fields.estimate(data, where)
+        found["level"] = fields.level(data.get("level"), f"{where}.level")
+        fields.answered(found, where)
         if data["low"] <= 1 <= data["high"]:
             raise Invalid(f"{where}.ratio", "a time row whose interval holds no change")
         found["pairs"] = fields.count(1 << 20, 1)(data["pairs"], f"{where}.pairs")
@@ -121,7 +122,7 @@ def _time_summary(value: Any, where: str) -> dict[str, Any]:
             where,
         ),
         "margin": field(data, "margin", grammar.number, where),
-        "level": fields.level(data, where),
+        "level": fields.level(data.get("level"), f"{where}.level"),
         "pairs": field(data, "pairs", fields.pair_of(grammar.integer), where),
         "seconds": field(data, "seconds", grammar.number, where),
         **{k: field(data, k, grammar.integer, where) for k in ("skipped", "different", "same")},

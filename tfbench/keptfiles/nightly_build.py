@@ -45,9 +45,7 @@ def check(value: Any) -> NightlyBuild:
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
     build = field(data, "build", fields.build)
-    times = grammar.each(
-        data.get("times", []), "times", lambda v, f: fields.compared(v, f, grammar.nightly)
-    )
+    times = grammar.each(data.get("times", []), "times", fields.compared)
     for k, t in enumerate(times):
         if t["new"] != build["version"]:
             raise Invalid(f"times[{k}].new", f"{t['new']!r} is not the build read")
