@@ -229,9 +229,14 @@ def mapping(
     }
 
 
-def each_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
-    """The form of a list whose every item is of `check`'s form (each)."""
-    return lambda value, field: each(value, field, check)
+def each_of(
+    check: Callable[[Any, str], Any], absent: list[Any] | None = None
+) -> Callable[[Any, str], list[Any]]:
+    """The form of a list whose every item is of `check`'s form (each); with `absent`, a
+    list a file kept before it may lack (null reads as it)."""
+    if absent is None:
+        return lambda value, field: each(value, field, check)
+    return lambda value, field: each(absent if value is None else value, field, check)
 
 
 def mapping_of(
@@ -278,8 +283,3 @@ def schema(kind: type[Record]) -> Callable[[Any, str], Record]:
         return typing.cast(Record, found)
 
     return check
-
-
-def keys(kind: type) -> tuple[str, ...]:
-    """The keys a record's declaration holds (schema's), in their order."""
-    return tuple(typing.get_type_hints(kind))

@@ -6,14 +6,14 @@ plot.png) are rendered from again."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from packaging.version import Version
 
 from tfbench import figures, grammar
-from tfbench.grammar import Invalid, field, optional
+from tfbench.grammar import Invalid, optional
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
@@ -33,11 +33,14 @@ def rendered(folder: str, parts: tuple[str, ...]) -> bool:
     return folder == FOLDER and len(parts) == INSIDE and parts[-1] in RENDERED
 
 
+COUNT = Annotated[int | None, optional(grammar.integer)]
+
+
 class Limits(TypedDict):
-    iterations: int | None
-    warmup: int | None
-    budget_bytes: int | None
-    timeout_s: float
+    iterations: COUNT
+    warmup: COUNT
+    budget_bytes: COUNT
+    timeout_s: Annotated[float, grammar.number]
 
 
 class Elsewhere(TypedDict):
@@ -59,121 +62,97 @@ def elsewhere(value: Any, where: str) -> Elsewhere:
     return found
 
 
+def _step(value: Any, where: str) -> list[str]:
+    pair = grammar.each(value, where, grammar.nightly)
+    if len(pair) != 2:
+        raise Invalid(where, f"{len(pair)} builds where a step has 2")
+    return pair
+
+
+BUILD = Annotated[str | None, optional(grammar.nightly)]  # a build of those it covers
+
+
+def _by_build(check: Callable[[Any, str], Any]) -> Callable[[Any, str], dict[str, Any]]:
+    return grammar.mapping_of(grammar.nightly, check)
+
+
 class Bisection(TypedDict):
-    target: dict[str, Any]  # {scenario, params} (a catalog's) or {file, function}: a name
-    metric: str
-    kind: str
-    builds: list[fields.Build]
-    readings: dict[str, list[dict[str, Any]]]  # nightly version -> records
-    broken: dict[str, str]  # nightly version -> why
-    last_good: str | None  # of the largest step
-    first_bad: str | None
-    steps: list[list[str]]  # every step, [last good, first bad], largest first (absent
-    # before: the one named)
-    undecided: str | None
-    times: list[fields.Compared]  # time: each pair of builds read in pairs (absent before: none)
-    compare_url: str | None
-    old: str
-    new: str
-    releases: dict[str, list[dict[str, Any]]]  # release -> records
-    dependencies: list[str]  # name old -> new
-    packages: dict[str, list[str] | None]  # nightly version -> name==version
-    environment: fields.Environment
-    repro: dict[str, str]  # nightly version -> what repro.py printed there
-    limits: Limits
-    seconds: float
-    elsewhere: list[Elsewhere]  # a time point's gate verdicts on each CPU (absent before)
+    # {scenario, params} (a catalog's) or {file, function}: a name
+    target: Annotated[dict[str, Any], fields.target]
+    metric: Annotated[str, grammar.one_of(figures.BISECTED)]
+    kind: Annotated[str, grammar.one_of(KINDS)]
+    builds: Annotated[list[fields.Build], grammar.each_of(fields.build)]  # oldest first
+    # nightly version -> records
+    readings: Annotated[dict[str, list[dict[str, Any]]], _by_build(fields.records)]
+    broken: Annotated[dict[str, str], _by_build(grammar.text)]  # nightly version -> why
+    last_good: BUILD  # of the largest step
+    first_bad: BUILD
+    # every step, [last good, first bad], largest first (absent before: the one named)
+    steps: Annotated[list[list[str]], grammar.each_of(_step, [])]
+    undecided: BUILD
+    # time: each pair of builds read in pairs (absent before: none)
+    times: Annotated[list[fields.Compared], grammar.each_of(fields.compared, [])]
+    compare_url: Annotated[str | None, optional(grammar.compare_url)]
+    old: Annotated[str, grammar.release]
+    new: Annotated[str, grammar.release]
+    releases: Annotated[  # release -> records
+        dict[str, list[dict[str, Any]]], grammar.mapping_of(grammar.release, fields.records)
+    ]
+    dependencies: Annotated[list[str], grammar.each_of(grammar.pin_change)]  # name old -> new
+    # nightly version -> name==version
+    packages: Annotated[
+        dict[str, list[str] | None], _by_build(optional(grammar.each_of(grammar.package)))
+    ]
+    environment: Annotated[fields.Environment, fields.environment]
+    repro: Annotated[dict[str, str], _by_build(grammar.text)]  # version -> what repro.py printed
+    limits: Annotated[Limits, grammar.schema(Limits)]
+    seconds: Annotated[float, grammar.number]
+    # a time point's gate verdicts on each CPU (absent before)
+    elsewhere: Annotated[list[Elsewhere], grammar.each_of(elsewhere, [])]
 
 
-def _limits(value: Any, where: str) -> Limits:
-    data = grammar.obj(value, where)
-    count = optional(grammar.integer)
-    return Limits(
-        iterations=count(data.get("iterations"), f"{where}.iterations"),
-        warmup=count(data.get("warmup"), f"{where}.warmup"),
-        budget_bytes=count(data.get("budget_bytes"), f"{where}.budget_bytes"),
-        timeout_s=field(data, "timeout_s", grammar.number, where),
-    )
+_bisection = grammar.schema(Bisection)
 
 
 def check(value: Any) -> Bisection:
     """A bisection's every field of its form, the builds it names among those it covers."""
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    builds = field(data, "builds", lambda v, f: grammar.each(v, f, fields.build))
+    found = _bisection(data, "")
+    builds = found["builds"]
     if not builds:
         raise Invalid("builds", "no build")
     for k, (a, b) in enumerate(itertools.pairwise(builds), 1):  # the window, oldest first
         if Version(b["version"]) <= Version(a["version"]):
             raise Invalid(f"builds[{k}]", f"{b['version']!r} is not newer than {a['version']!r}")
+    if "steps" not in data:  # kept before steps were: the one it named
+        good, bad = found["last_good"], found["first_bad"]
+        found["steps"] = [[good, bad]] if good and bad else []
     covered = {b["version"] for b in builds}
-
-    def build(v: Any, where: str) -> str:
-        if grammar.nightly(v, where) not in covered:
-            raise Invalid(where, f"{v!r} is no build of the bisection")
-        return v
-
-    def by_build(check: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
-        return lambda v, f: grammar.mapping(v, f, build, check)
-
-    def by_release(check: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
-        return lambda v, f: grammar.mapping(v, f, grammar.release, check)
-
-    return Bisection(
-        target=field(data, "target", fields.target),
-        metric=field(data, "metric", grammar.one_of(figures.BISECTED)),
-        kind=field(data, "kind", grammar.one_of(KINDS)),
-        builds=builds,
-        readings=field(data, "readings", by_build(fields.records)),
-        broken=field(data, "broken", by_build(grammar.text)),
-        last_good=field(data, "last_good", optional(build)),
-        first_bad=field(data, "first_bad", optional(build)),
-        steps=_steps(data, build),
-        undecided=optional(build)(data.get("undecided"), "undecided"),
-        times=grammar.each(data.get("times", []), "times", lambda v, f: _times(v, f, build)),
-        compare_url=field(data, "compare_url", optional(grammar.compare_url)),
-        old=field(data, "old", grammar.release),
-        new=field(data, "new", grammar.release),
-        releases=field(data, "releases", by_release(fields.records)),
-        dependencies=field(data, "dependencies", lambda v, f: grammar.each(v, f, _pin_change)),
-        packages=field(data, "packages", by_build(optional(_package_list))),
-        environment=field(data, "environment", fields.environment),
-        repro=field(data, "repro", by_build(grammar.text)),
-        limits=field(data, "limits", _limits),
-        seconds=field(data, "seconds", grammar.number),
-        elsewhere=grammar.each(data.get("elsewhere", []), "elsewhere", elsewhere),
-    )
-
-
-def _steps(data: dict[str, Any], build: Callable[[Any, str], str]) -> list[list[str]]:
-    """Every step as [last good, first bad] builds of the bisection, the largest first;
-    kept before steps were: the one it named."""
-    if "steps" not in data:
-        good, bad = data.get("last_good"), data.get("first_bad")
-        return [[good, bad]] if good and bad else []
-
-    def step(value: Any, where: str) -> list[str]:
-        pair = grammar.each(value, where, build)
-        if len(pair) != 2:
-            raise Invalid(where, f"{len(pair)} builds where a step has 2")
-        return pair
-
-    return grammar.each(data["steps"], "steps", step)
-
-
-def _times(value: Any, where: str, build: Callable[[Any, str], str]) -> fields.Compared:
-    found = fields.compared(value, where)
-    build(found["old"], f"{where}.old")
-    build(found["new"], f"{where}.new")
+    for where, version in _named_builds(found):
+        if version not in covered:
+            raise Invalid(where, f"{version!r} is no build of the bisection")
     return found
 
 
-def _pin_change(value: Any, where: str) -> str:
-    return grammar.pin_change(value, where)
-
-
-def _package_list(value: Any, where: str) -> list[str]:
-    return grammar.each(value, where, grammar.package)
+def _named_builds(found: Bisection) -> Iterator[tuple[str, str]]:
+    """Each build a field of the bisection names, and where."""
+    by_build: dict[str, Mapping[str, Any]] = {
+        "readings": found["readings"],
+        "broken": found["broken"],
+        "packages": found["packages"],
+        "repro": found["repro"],
+    }
+    for key, mapped in by_build.items():
+        yield from ((f"{key} key", version) for version in mapped)
+    ends = {"last_good": found["last_good"], "first_bad": found["first_bad"]}
+    for key, version in {**ends, "undecided": found["undecided"]}.items():
+        if version is not None:
+            yield key, version
+    for k, step in enumerate(found["steps"]):
+        yield from ((f"steps[{k}][{j}]", version) for j, version in enumerate(step))
+    for k, times in enumerate(found["times"]):
+        yield from ((f"times[{k}].{side}", times[side]) for side in ("old", "new"))
 
 
 def read(path: Path) -> Bisection:

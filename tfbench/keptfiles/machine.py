@@ -4,29 +4,40 @@ each plain text, for asv's site shows them as HTML; its name its folder's."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from tfbench import grammar
-from tfbench.grammar import Invalid, field, optional
+from tfbench.grammar import Invalid, optional
 from tfbench.keptfiles import reading
 
 INSIDE = 1  # <machine>/
-FIELDS = ("arch", "cpu", "machine", "num_cpu", "os", "ram", "version")
+TEXT = Annotated[str | None, optional(grammar.machine_text)]
 
 
-def check(value: Any) -> dict[str, Any]:
+class Machine(TypedDict):
     """asv's fields only, each plain text: asv's site shows them as HTML."""
+
+    machine: Annotated[str, grammar.machine]
+    arch: TEXT
+    cpu: TEXT  # ends `cpu ID` where tfbench read the CPU's identity
+    num_cpu: TEXT
+    os: TEXT
+    ram: TEXT
+    version: Annotated[int | None, optional(grammar.integer)]
+
+
+_machine = grammar.schema(Machine)
+
+
+def check(value: Any) -> Machine:
     data = grammar.obj(value, "")
-    found = {"machine": field(data, "machine", grammar.machine)}
-    for name in ("arch", "cpu", "num_cpu", "os", "ram"):
-        found[name] = optional(grammar.machine_text)(data.get(name), name)
-    found["version"] = optional(grammar.integer)(data.get("version"), "version")
-    if set(data) - set(FIELDS):
-        raise Invalid(", ".join(sorted(set(data) - set(FIELDS))), "not asv's")
-    return found
+    other = set(data) - set(Machine.__annotations__)
+    if other:
+        raise Invalid(", ".join(sorted(other)), "not asv's")
+    return _machine(data, "")
 
 
-def read(path: Path) -> dict[str, Any]:
+def read(path: Path) -> Machine:
     """asv's machine.json, whose name must be its folder's."""
     found = reading.read(path, check, INSIDE)
     if found["machine"] != path.parent.name:

@@ -5,12 +5,12 @@ broken, its time against the build read before it; the file named by the build i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from packaging.version import Version
 
 from tfbench import grammar
-from tfbench.grammar import Invalid, field, optional
+from tfbench.grammar import Invalid, optional
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
@@ -33,38 +33,34 @@ def path(results_dir: Path, machine: str, version: str) -> Path:
 
 
 class NightlyBuild(TypedDict):
-    build: fields.Build
-    before: str | None  # the build published before it on the index
-    readings: dict[str, list[dict[str, Any]]]  # sentinel -> records
-    broken: str | None  # why the build could not be installed or run
-    times: list[fields.Compared]  # the timed sentinel against the build read before, in one run
-    environment: fields.Environment
+    build: Annotated[fields.Build, fields.build]
+    # the build published before it on the index
+    before: Annotated[str | None, optional(grammar.nightly)]
+    # sentinel -> records
+    readings: Annotated[
+        dict[str, list[dict[str, Any]]], grammar.mapping_of(grammar.identifier, fields.records)
+    ]
+    broken: Annotated[str | None, optional(grammar.text)]  # why it could not be installed or run
+    # the timed sentinel against the build read before, in one run (absent before: none)
+    times: Annotated[list[fields.Compared], grammar.each_of(fields.compared, [])]
+    environment: Annotated[fields.Environment, fields.environment]
+
+
+_build = grammar.schema(NightlyBuild)
 
 
 def check(value: Any) -> NightlyBuild:
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    build = field(data, "build", fields.build)
-    times = grammar.each(data.get("times", []), "times", fields.compared)
-    for k, t in enumerate(times):
-        if t["new"] != build["version"]:
+    found = _build(data, "")
+    version = found["build"]["version"]
+    for k, t in enumerate(found["times"]):
+        if t["new"] != version:
             raise Invalid(f"times[{k}].new", f"{t['new']!r} is not the build read")
-    before = optional(grammar.nightly)(data.get("before"), "before")
-    if before is not None and Version(before) >= Version(build["version"]):
+    if found["before"] is not None and Version(found["before"]) >= Version(version):
         # a build points back to an older one only: the walks over neighbours end
-        raise Invalid("before", f"{before!r} is not older than {build['version']!r}")
-    return NightlyBuild(
-        build=build,
-        before=before,
-        readings=field(
-            data,
-            "readings",
-            lambda v, f: grammar.mapping(v, f, grammar.identifier, fields.records),
-        ),
-        broken=optional(grammar.text)(data.get("broken"), "broken"),
-        times=times,
-        environment=field(data, "environment", fields.environment),
-    )
+        raise Invalid("before", f"{found['before']!r} is not older than {version!r}")
+    return found
 
 
 def read_any(path: Path) -> NightlyBuild:

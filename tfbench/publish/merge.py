@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfbench import escape, keptfiles, whole
+from tfbench.keptfiles.machine import Machine
 from tfbench.nightly import series
 from tfbench.publish.results import readable_files, unsafe_benchmark
 
@@ -58,7 +59,7 @@ class _Plan:
         self.conflicts: list[tuple[Path, Path, Path]] = []  # name, the one kept, the other
         self.wins: Path | None = None  # the source whose file wins a conflict
         # name -> (machine.json, its content, or why it cannot be read)
-        self.machines: dict[str, tuple[Path, dict | keptfiles.KeptFileError]] = {}
+        self.machines: dict[str, tuple[Path, Machine | keptfiles.KeptFileError]] = {}
         self.benchmarks: dict[str, tuple[Path, dict]] = {}
         self.api_version: object = None  # benchmarks.json's own "version"
         self.skipped: list[str] = []
@@ -68,7 +69,7 @@ class _Plan:
             self._benchmarks(own)
         for machine_json in target.glob("*/machine.json"):
             try:
-                content: dict | keptfiles.KeptFileError = keptfiles.machine.read(machine_json)
+                content: Machine | keptfiles.KeptFileError = keptfiles.machine.read(machine_json)
             except keptfiles.KeptFileError as e:
                 content = e
             self.machines[machine_json.parent.name] = (machine_json, content)

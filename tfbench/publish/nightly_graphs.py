@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,11 @@ def commits(found: dict[str, list[Entry]]) -> list[Commit]:
 
 
 def write_results(
-    machine: str, entries: list[Entry], hashes: dict[str, str], machine_json: dict, target: Path
+    machine: str,
+    entries: list[Entry],
+    hashes: dict[str, str],
+    machine_json: Mapping[str, Any],
+    target: Path,
 ) -> None:
     """The machine's builds as asv results files in target/<machine>/, with its machine.json."""
     (target / machine).mkdir(parents=True, exist_ok=True)
@@ -107,7 +112,9 @@ def build(found: dict[str, list[Entry]], machines: dict[str, Path], scratch: Pat
     (results / "benchmarks.json").write_text(json.dumps({**index, "version": 2}))
     for machine, entries in found.items():
         where = machines.get(machine)
-        described = keptfiles.machine.read(where) if where else {"machine": machine, "version": 1}
+        described: Mapping[str, Any] = (
+            keptfiles.machine.read(where) if where else {"machine": machine, "version": 1}
+        )
         write_results(machine, entries, hashes, described, results)
     html = scratch / "html"
     conf = {
