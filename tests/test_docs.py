@@ -89,3 +89,46 @@ def test_the_formats_guide_holds_the_measured_records_declaration():
     """Its table is tfbench.measure.record.FIELDS, row for row (paste it from the message)."""
     table = _record_table()
     assert table in (ROOT / "docs" / "formats.md").read_text(), f"the table is now:\n{table}"
+
+
+def _declared_kinds():
+    """Each kept kind whose check returns a declared record (grammar.schema's TypedDict)."""
+    import typing
+
+    from tfbench import keptfiles
+
+    for kind in keptfiles.KINDS:
+        check = getattr(kind, "check", None)
+        record = check and typing.get_type_hints(check).get("return")
+        if typing.is_typeddict(record):
+            yield kind, record
+
+
+def test_the_formats_guide_names_every_key_each_kinds_declaration_holds():
+    """A key added to a kept kind's declaration is named (`key`) in that kind's row of
+    docs/formats.md, or this fails naming it."""
+    rows = [
+        r
+        for r in (ROOT / "docs" / "formats.md").read_text().splitlines()
+        if r.startswith("| `results/")
+    ]
+    seen = 0
+    for kind, record in _declared_kinds():
+        folder = f"| `results/{kind.FOLDER}/"
+        (row,) = [r for r in rows if r.startswith(folder) and kind.named(_name_in(r))]
+        missing = [k for k in record.__annotations__ if f"`{k}`" not in row]
+        assert not missing, f"docs/formats.md's row of {kind.__name__} lacks {missing}"
+        seen += 1
+    assert seen >= 7
+
+
+def _name_in(row: str) -> str:
+    """A row's file name as a real one would be (its placeholders filled)."""
+    path = row.split("`")[1]
+    name = path.rsplit("/", 1)[1].replace("\\|", "|")
+    fills = {"<old>": "v2.21.0", "<new>": "v2.22.0rc0", "[.plant-S]": "", "I": "1", "N": "4"}
+    fills |= {"<cpu|gpu>": "cpu", "<commit8>": "0123abcd", "<env>": "virtualenv-py3.11"}
+    fills |= {"<tag>": "v2.22.0rc0", "<nightly version>": "2.22.0.dev20260215"}
+    for placeholder, value in fills.items():
+        name = name.replace(placeholder, value)
+    return name

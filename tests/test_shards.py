@@ -177,7 +177,7 @@ def test_a_shard_keeps_its_own_points_and_a_merge_refuses_one_that_holds_others(
     where = shards.write(
         tmp_path, "a", PAIR, (1, 2), tuple(plan[0]), measured, read_on, 0.0, timing.Reader()
     )
-    kept_points = {p for p, *_ in keptfiles.gate_shard.read(where)["old"]}
+    kept_points = {p for p, *_ in keptfiles.gate_shard.read(where)["sides"]["old"]}
     assert kept_points and all(shards.unit_of(p) in plan[0] for p in kept_points)
     data = json.loads(where.read_text())
     data["sides"]["old"].append(["m.CCosts.track_leak", list(other), [], ["x"]])

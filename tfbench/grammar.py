@@ -229,14 +229,15 @@ def mapping(
     }
 
 
-def each_of(
-    check: Callable[[Any, str], Any], absent: list[Any] | None = None
-) -> Callable[[Any, str], list[Any]]:
-    """The form of a list whose every item is of `check`'s form (each); with `absent`, a
-    list a file kept before it may lack (null reads as it)."""
-    if absent is None:
-        return lambda value, field: each(value, field, check)
-    return lambda value, field: each(absent if value is None else value, field, check)
+def each_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
+    """The form of a list whose every item is of `check`'s form (each)."""
+    return lambda value, field: each(value, field, check)
+
+
+def absent(default: Any, check: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """`check`'s form, where a file kept before the field may lack it (null reads as
+    `default`)."""
+    return lambda value, field: check(default if value is None else value, field)
 
 
 def mapping_of(

@@ -243,7 +243,7 @@ def merge(
     old, new, timed, cpu_of = Side(), Side(), {}, {}
     for shard in read:
         (cpu_id,) = shard["cpus"]
-        for side, readings in ((old, shard["old"]), (new, shard["new"])):
+        for side, readings in ((old, shard["sides"]["old"]), (new, shard["sides"]["new"])):
             for point, runs, missing in readings:  # as Side.add keeps them: none empty
                 if runs:
                     side.runs[point] = runs
@@ -254,7 +254,17 @@ def merge(
             timed[point] = verdict.Timed(point, margin, logs=logs, skipped=skipped, kept_old=was)
             cpu_of[point] = cpu_id
     rows, differing = kept.conclude(benchmarks, old, new, timed, cpu_of)
-    reader = timing.Reader(**{k: v for k, v in read[0]["reader"].items() if k != "level"})
+    r = read[0]["reader"]  # as it read (its level is the verdict's own)
+    reader = timing.Reader(
+        design=r["design"],
+        margin=r["margin"],
+        first=r["first"],
+        most=r["most"],
+        seconds=r["seconds"],
+        budget_s=r["budget_s"],
+        watch=r["watch"],
+        apart=r["apart"],
+    )
     read_on = {
         "cpus": {i: c for s in read for i, c in s["cpus"].items()},
         "onednn": {i: o for s in read for i, o in s["onednn"].items()},
@@ -279,7 +289,8 @@ def _whole(
         raise ShardError("the shards were read by readers set another way (their `reader`)")
     for where, shard in zip(paths, read):
         share = set(shard["units"])
-        outside = [p for p, _, _ in shard["old"] + shard["new"] if unit_of(p) not in share]
+        outside = [p for p, _, _ in shard["sides"]["old"] + shard["sides"]["new"]]
+        outside = [p for p in outside if unit_of(p) not in share]
         outside += [p for p, *_ in shard["times"] if (TIME, *p) not in share]
         if outside:
             name, combo = outside[0]

@@ -88,10 +88,10 @@ class Bisection(TypedDict):
     last_good: BUILD  # of the largest step
     first_bad: BUILD
     # every step, [last good, first bad], largest first (absent before: the one named)
-    steps: Annotated[list[list[str]], grammar.each_of(_step, [])]
+    steps: Annotated[list[list[str]], grammar.absent([], grammar.each_of(_step))]
     undecided: BUILD
     # time: each pair of builds read in pairs (absent before: none)
-    times: Annotated[list[fields.Compared], grammar.each_of(fields.compared, [])]
+    times: Annotated[list[fields.Compared], grammar.absent([], grammar.each_of(fields.compared))]
     compare_url: Annotated[str | None, optional(grammar.compare_url)]
     old: Annotated[str, grammar.release]
     new: Annotated[str, grammar.release]
@@ -108,7 +108,7 @@ class Bisection(TypedDict):
     limits: Annotated[Limits, grammar.schema(Limits)]
     seconds: Annotated[float, grammar.number]
     # a time point's gate verdicts on each CPU (absent before)
-    elsewhere: Annotated[list[Elsewhere], grammar.each_of(elsewhere, [])]
+    elsewhere: Annotated[list[Elsewhere], grammar.absent([], grammar.each_of(elsewhere))]
 
 
 _bisection = grammar.schema(Bisection)

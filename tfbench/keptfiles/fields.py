@@ -77,6 +77,20 @@ def known(named: Any, where: str) -> Callable[[Any, str], str]:
     return check
 
 
+# CPU id -> side (old, new) -> its oneDNN's ISA, as each side's oneDNN detected it (absent
+# before: none); each id one of the file's CPUs
+ONEDNN = Annotated[
+    dict[str, dict[str, str | None]],
+    grammar.absent(
+        {},
+        grammar.mapping_of(
+            grammar.matching(cpu.ID),
+            grammar.mapping_of(grammar.one_of(SIDES), optional(grammar.machine_text)),
+        ),
+    ),
+]
+
+
 def cpu_named(value: Any, where: str = "cpu") -> cpu.Identity | str:
     """A record's CPU: an identity, or (kept before identities) the model name alone."""
     return grammar.text(value, where) if isinstance(value, str) else cpu_identity(value, where)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from tfbench import cpu, grammar
 from tfbench.grammar import Invalid, field, optional
@@ -32,35 +32,6 @@ def named(name: str) -> bool:
 
 def path(results_dir: Path, machine: str, pair: tuple[str, str]) -> Path:
     return results_dir / FOLDER / machine / f"{pair[0]}-{pair[1]}.json"
-
-
-class GateRow(TypedDict):
-    benchmark: str
-    params: dict[str, Any]  # each value as asv's param (a plain string, a number)
-    metric: str
-    direction: str
-    old: float | None
-    new: float | None
-    unit: str
-    evidence: dict[str, Any]  # which rule, on what (tfbench.gate.rules.told)
-
-
-class GateShift(TypedDict):
-    metric: str
-    ratio: bool
-    amount: float
-    followed: int
-    points: int
-    scope: str | None
-    rows: list[GateRow]
-
-
-class GateRun(TypedDict):
-    time: dict[str, Any]  # what the time reader did (tfbench.pairs.timing.summary)
-    rows: list[GateRow]
-    shifts: list[GateShift]
-    cpus: dict[str, cpu.Identity]  # id -> the CPU that read some of it (none: kept before)
-    onednn: dict[str, dict[str, str | None]]  # CPU id -> side (old, new) -> its oneDNN's ISA
 
 
 # a row's evidence: rule -> its fields' checks (tfbench.gate.rules writes and tells them)
@@ -112,89 +83,88 @@ def _evidence(value: Any, where: str) -> dict[str, Any]:
     return found
 
 
-def _time_summary(value: Any, where: str) -> dict[str, Any]:
-    data = grammar.obj(value, where)
-    return {
-        "design": field(
-            data,
-            "design",
-            grammar.one_of(fields.DESIGNS),
-            where,
-        ),
-        "margin": field(data, "margin", grammar.number, where),
-        "level": fields.level(data.get("level"), f"{where}.level"),
-        "pairs": field(data, "pairs", fields.pair_of(grammar.integer), where),
-        "seconds": field(data, "seconds", grammar.number, where),
-        **{k: field(data, k, grammar.integer, where) for k in ("skipped", "different", "same")},
-        "unknown": field(data, "unknown", lambda v, f: grammar.each(v, f, grammar.point), where),
-        # absent in runs kept before them
-        "unseen": optional(fields.pair_of(grammar.number))(data.get("unseen"), f"{where}.unseen"),
-        "watch": optional(grammar.number)(data.get("watch"), f"{where}.watch"),
-        "apart": optional(grammar.boolean)(data.get("apart"), f"{where}.apart"),
-        "points": grammar.each(data.get("points", []), f"{where}.points", fields.time_point),
-    }
+INTEGER = Annotated[int, grammar.integer]
+
+
+class TimeSummary(TypedDict):
+    """What the time reader did (tfbench.pairs.timing.summary)."""
+
+    design: Annotated[str, grammar.one_of(fields.DESIGNS)]
+    margin: Annotated[float, grammar.number]
+    level: Annotated[float, fields.level]
+    pairs: Annotated[list[int], fields.pair_of(grammar.integer)]  # first, most
+    seconds: Annotated[float, grammar.number]
+    skipped: INTEGER
+    different: INTEGER
+    same: INTEGER
+    unknown: Annotated[list[str], grammar.each_of(grammar.point)]  # the points named
+    # absent in runs kept before them: the change the unknown points' intervals leave open
+    # (at the median, at the widest), the watch, whether sides were read apart
+    unseen: Annotated[list[float] | None, optional(fields.pair_of(grammar.number))]
+    watch: Annotated[float | None, optional(grammar.number)]
+    apart: Annotated[bool | None, optional(grammar.boolean)]
+    points: Annotated[
+        list[fields.TimePoint], grammar.absent([], grammar.each_of(fields.time_point))
+    ]
+
+
+class GateRow(TypedDict):
+    benchmark: Annotated[str, grammar.dotted]
+    # each value as asv's param (a plain string, a number)
+    params: Annotated[dict[str, Any], grammar.mapping_of(grammar.identifier, grammar.param_value)]
+    metric: Annotated[str, grammar.identifier]
+    direction: Annotated[str, grammar.one_of(DIRECTIONS)]
+    old: Annotated[float | None, optional(grammar.number)]
+    new: Annotated[float | None, optional(grammar.number)]
+    unit: Annotated[str, grammar.text]
+    evidence: Annotated[dict[str, Any], _evidence]  # which rule, on what (rules.told)
+
+
+_gate_row = grammar.schema(GateRow)
 
 
 def _row(value: Any, where: str) -> GateRow:
-    data = grammar.obj(value, where)
-    found = GateRow(
-        benchmark=field(data, "benchmark", grammar.dotted, where),
-        params=field(
-            data,
-            "params",
-            lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
-            where,
-        ),
-        metric=field(data, "metric", grammar.identifier, where),
-        direction=field(data, "direction", grammar.one_of(DIRECTIONS), where),
-        old=field(data, "old", optional(grammar.number), where),
-        new=field(data, "new", optional(grammar.number), where),
-        unit=field(data, "unit", grammar.text, where),
-        evidence=field(data, "evidence", _evidence, where),
-    )
+    found = _gate_row(value, where)
     evidence = found["evidence"]
     if evidence["rule"] == "time" and (evidence["ratio"] > 1) != (found["direction"] == "worse"):
         raise Invalid(f"{where}.direction", f"{found['direction']} at x{evidence['ratio']:.3f}")
     return found
 
 
-def _rows(value: Any, where: str) -> list[GateRow]:
-    return grammar.each(value, where, _row)
+class GateShift(TypedDict):
+    metric: Annotated[str, grammar.identifier]
+    ratio: Annotated[bool, grammar.boolean]
+    amount: Annotated[float, grammar.number]
+    followed: INTEGER
+    points: INTEGER
+    scope: Annotated[str | None, optional(grammar.dotted)]
+    rows: Annotated[list[GateRow], grammar.absent([], grammar.each_of(_row))]
 
 
-def _shift(value: Any, where: str) -> GateShift:
-    data = grammar.obj(value, where)
-    return GateShift(
-        metric=field(data, "metric", grammar.identifier, where),
-        ratio=field(data, "ratio", grammar.boolean, where),
-        amount=field(data, "amount", grammar.number, where),
-        followed=field(data, "followed", grammar.integer, where),
-        points=field(data, "points", grammar.integer, where),
-        scope=optional(grammar.dotted)(data.get("scope"), f"{where}.scope"),
-        rows=_rows(data.get("rows", []), f"{where}.rows"),
-    )
+class GateRun(TypedDict):
+    time: Annotated[TimeSummary, grammar.schema(TimeSummary)]
+    rows: Annotated[list[GateRow], grammar.each_of(_row)]
+    shifts: Annotated[
+        list[GateShift], grammar.absent([], grammar.each_of(grammar.schema(GateShift)))
+    ]
+    # id -> the CPU that read some of it (none: kept before)
+    cpus: Annotated[dict[str, cpu.Identity], grammar.absent({}, fields.cpus)]
+    onednn: fields.ONEDNN
+
+
+_gate_run = grammar.schema(GateRun)
 
 
 def check(value: Any) -> GateRun:
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    found = GateRun(
-        time=field(data, "time", _time_summary),
-        rows=field(data, "rows", _rows),
-        shifts=grammar.each(data.get("shifts", []), "shifts", _shift),
-        cpus=fields.cpus(data.get("cpus", {}), "cpus"),
-        onednn=grammar.mapping(
-            data.get("onednn", {}),
-            "onednn",
-            fields.known(data.get("cpus", {}), "cpus"),
-            lambda v, f: grammar.mapping(
-                v, f, grammar.one_of(fields.SIDES), optional(grammar.machine_text)
-            ),
-        ),
-    )
+    found = _gate_run(data, "")
+    known = fields.known(found["cpus"], "cpus")
+    for key in found["onednn"]:
+        known(key, "onednn key")
     for k, point in enumerate(found["time"]["points"]):
         if point["cpu"] is not None:  # a point kept before CPUs were names none
-            fields.known(found["cpus"], "cpus")(point["cpu"], f"time.points[{k}].cpu")
+            known(point["cpu"], f"time.points[{k}].cpu")
     return found
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from tfbench import cpu, grammar
 from tfbench.grammar import Invalid, field, optional
@@ -41,20 +41,6 @@ def path(
 
 
 ShardPoint = tuple[str, tuple[str, ...]]  # (benchmark, asv's values)
-
-
-class GateShard(TypedDict):
-    pair: list[str]  # old, new: tags
-    shard: list[int]  # I, N
-    plant: float
-    reader: dict[str, Any]  # how the time reader read (tfbench.pairs.timing.Reader, its level)
-    seconds: float
-    units: list[tuple[str, str, tuple[str, ...]]]  # its share (tfbench.gate.shards.Unit)
-    cpus: dict[str, cpu.Identity]  # the one CPU that read it
-    onednn: dict[str, dict[str, str | None]]
-    old: list[tuple[ShardPoint, list[list[float]], list[str]]]  # point, runs, why missing
-    new: list[tuple[ShardPoint, list[list[float]], list[str]]]
-    times: list[ShardTime]
 
 
 def _values(value: Any, where: str) -> tuple[str, ...]:
@@ -93,50 +79,61 @@ def _unit(value: Any, where: str) -> tuple[str, str, tuple[str, ...]]:
     return kind, grammar.dotted(data[1], f"{where}[1]"), _values(data[2], f"{where}[2]")
 
 
-_READER = {
-    "design": grammar.one_of(fields.DESIGNS),
-    **dict.fromkeys(("margin", "seconds", "budget_s", "watch", "level"), fields.positive),
-    **dict.fromkeys(("first", "most"), fields.count(1 << 10, 1)),
-    "apart": grammar.boolean,
-}
+POSITIVE = Annotated[float, fields.positive]
+Readings = tuple[ShardPoint, list[list[float]], list[str]]  # point, runs, why missing
+
+
+class Reader(TypedDict):
+    """How the time reader read (tfbench.pairs.timing.Reader, and its level)."""
+
+    design: Annotated[str, grammar.one_of(fields.DESIGNS)]
+    margin: POSITIVE
+    seconds: POSITIVE
+    budget_s: POSITIVE
+    watch: POSITIVE
+    level: POSITIVE
+    first: Annotated[int, fields.count(1 << 10, 1)]
+    most: Annotated[int, fields.count(1 << 10, 1)]
+    apart: Annotated[bool, grammar.boolean]
+
+
+class Sides(TypedDict):
+    old: Annotated[list[Readings], grammar.each_of(_readings)]
+    new: Annotated[list[Readings], grammar.each_of(_readings)]
+
+
+class GateShard(TypedDict):
+    pair: Annotated[list[str], fields.pair_of(grammar.tag)]  # old, new: tags
+    shard: Annotated[list[int], fields.pair_of(fields.count(64, 1))]  # I, N
+    plant: Annotated[float, grammar.number]
+    reader: Annotated[Reader, grammar.schema(Reader)]
+    seconds: Annotated[float, grammar.number]
+    # its share (tfbench.gate.shards.Unit)
+    units: Annotated[list[tuple[str, str, tuple[str, ...]]], grammar.each_of(_unit)]
+    cpus: Annotated[dict[str, cpu.Identity], fields.cpus]  # the one CPU that read it
+    onednn: fields.ONEDNN
+    sides: Annotated[Sides, grammar.schema(Sides)]
+    times: Annotated[list[ShardTime], grammar.each_of(_shard_time)]
+
+
+_shard = grammar.schema(GateShard)
 
 
 def check(value: Any) -> GateShard:
     """A shard's every field of its form; read on one CPU, its oneDNN record that CPU's."""
     data = grammar.obj(value, "")
     reading.format_of(data, FORMAT)
-    pair = field(data, "pair", fields.pair_of(grammar.tag))
-    shard = field(data, "shard", fields.pair_of(fields.count(64, 1)))
-    if shard[0] > shard[1]:
-        raise Invalid("shard", f"{shard[0]} of {shard[1]}")
-    plant = field(data, "plant", grammar.number)
-    if not 0 <= plant < 1:
-        raise Invalid("plant", f"{plant!r} is no share of a step's work")
-    reader = field(data, "reader", grammar.obj)
-    read_on = field(data, "cpus", fields.cpus)
-    if len(read_on) != 1:
-        raise Invalid("cpus", f"{len(read_on)} CPUs: a shard is read on one")
-    sides = field(data, "sides", grammar.obj)
-    return GateShard(
-        pair=pair,
-        shard=shard,
-        plant=plant,
-        reader={k: field(reader, k, check, "reader") for k, check in _READER.items()},
-        seconds=field(data, "seconds", grammar.number),
-        units=field(data, "units", lambda v, f: grammar.each(v, f, _unit)),
-        cpus=read_on,
-        onednn=grammar.mapping(
-            data.get("onednn", {}),
-            "onednn",
-            fields.known(read_on, "cpus"),
-            lambda v, f: grammar.mapping(
-                v, f, grammar.one_of(fields.SIDES), optional(grammar.machine_text)
-            ),
-        ),
-        old=field(sides, "old", lambda v, f: grammar.each(v, f, _readings), "sides"),
-        new=field(sides, "new", lambda v, f: grammar.each(v, f, _readings), "sides"),
-        times=field(data, "times", lambda v, f: grammar.each(v, f, _shard_time)),
-    )
+    found = _shard(data, "")
+    i, n = found["shard"]
+    if i > n:
+        raise Invalid("shard", f"{i} of {n}")
+    if not 0 <= found["plant"] < 1:
+        raise Invalid("plant", f"{found['plant']!r} is no share of a step's work")
+    if len(found["cpus"]) != 1:
+        raise Invalid("cpus", f"{len(found['cpus'])} CPUs: a shard is read on one")
+    for key in found["onednn"]:
+        fields.known(found["cpus"], "cpus")(key, "onednn key")
+    return found
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:

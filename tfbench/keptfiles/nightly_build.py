@@ -42,7 +42,7 @@ class NightlyBuild(TypedDict):
     ]
     broken: Annotated[str | None, optional(grammar.text)]  # why it could not be installed or run
     # the timed sentinel against the build read before, in one run (absent before: none)
-    times: Annotated[list[fields.Compared], grammar.each_of(fields.compared, [])]
+    times: Annotated[list[fields.Compared], grammar.absent([], grammar.each_of(fields.compared))]
     environment: Annotated[fields.Environment, fields.environment]
 
 

@@ -203,7 +203,7 @@ class Timed:
         return self.kept_old
 
 
-def time_line(time: dict[str, Any] | None, on: str | None = None) -> str:
+def time_line(time: Mapping[str, Any] | None, on: str | None = None) -> str:
     """What the time reader found, `on` which CPU (tfbench.cpu.named), with the points it
     could not decide counted: no row for them is no proof of no change."""
     if not time:

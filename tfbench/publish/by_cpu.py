@@ -59,7 +59,8 @@ def _verdicts(run: keptfiles.gate_run.GateRun, machine: str) -> Verdicts:
     unnamed = f"a CPU not recorded ({machine})"
     for p in run["time"]["points"]:
         named = f"cpu {p['cpu']}" if p["cpu"] else unnamed
-        way = "" if p["answer"] != "different" else WAYS[0] if p["ratio"] > 1 else WAYS[1]
+        ratio = p["ratio"]  # a different point has one (fields.answered)
+        way = "" if p["answer"] != "different" or ratio is None else WAYS[0 if ratio > 1 else 1]
         found.setdefault(named, {})[p["point"]] = (way, _cell(p["answer"], p["ratio"]))
     if not run["time"]["points"]:  # kept before points were: its rows and unknown alone
         told = found.setdefault(unnamed, {})
@@ -115,7 +116,7 @@ def point(
     """One time point of the pair on each CPU a kept gate run read it on: its answer, ratio
     and interval (a run kept before points were: `different` from its rows, `unknown` where
     it names the point, else `no row`)."""
-    found = []
+    found: list[dict[str, Any]] = []
     for path, run in _runs(results_dir, pair, problems):
         unnamed = f"a CPU not recorded ({path.parent.name})"
         for p in run["time"]["points"]:
@@ -126,7 +127,8 @@ def point(
                 )
         if run["time"]["points"]:
             continue
-        told = {"cpu": unnamed, "answer": "no row", "ratio": None, "low": None, "high": None}
+        told: dict[str, Any] = {"cpu": unnamed, "answer": "no row"}
+        told |= {"ratio": None, "low": None, "high": None}
         if name in run["time"]["unknown"]:
             told["answer"] = "unknown"
         for r in run["rows"]:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tfbench import cpu, escape, keptfiles
 from tfbench.gate import kept, shifts
@@ -75,7 +77,7 @@ class Changes:
     source: str  # where the rows come from
     machine: str
     shifts: tuple[Shift, ...] = ()  # metrics that moved in common (tfbench.gate.shifts)
-    time: dict | None = None  # what the time reader did (a kept gate run's)
+    time: Mapping[str, Any] | None = None  # what the time reader did (a kept gate run's)
     cpu: str | None = None  # the CPU it read on (tfbench.cpu.named)
 
     @property
