@@ -4,6 +4,7 @@ test-only suite with planted changes (tests/planted), through asv results as a u
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -550,3 +551,12 @@ def test_the_gates_job_summary_is_a_table_of_its_rows_or_says_none():
     assert "<b>" not in said[head + 2] and said[head + 2].count(" | ") == 5
     empty = output.gate_markdown([], "v1", "v2")
     assert empty.splitlines()[-1] == "No change beyond the floors."
+    # the terminal's lines are the same blocks: the row and its evidence on one line, the
+    # columns aligned, control characters and bidi marks as their code points
+    hostile = dataclasses.replace(row, evidence=dict(row.evidence, figure="\x1b[31m\u202ex"))
+    shown = output.gate([row, hostile], "v1", "v2").splitlines()
+    assert shown[0] == "tfbench gate v1 v2: 2 change(s)"
+    assert shown[2].startswith("  worse  loops.MatrixPower.time_step('numpy')  time_step")
+    assert shown[2].index("time_step  ") == shown[1].index("metric")
+    assert "\\u001b[31m\\u202ex" in shown[3] and "\x1b" not in "".join(shown)
+    assert output.gate([], "v1", "v2").splitlines()[1] == "  No change beyond the floors."

@@ -223,11 +223,11 @@ def _times(times: list[Any]) -> list[str]:
     return ["time, read in pairs of processes:", *lines] if lines else []
 
 
-def gate_markdown(
-    rows: list, old: str, new: str, time: dict[str, Any] | None = None, on: str | None = None
-) -> str:
-    """The rows as a Markdown table (a CI job's summary); the time reader's line names the
-    CPU it read `on`."""
+def _gate(
+    rows: list, old: str, new: str, time: Mapping[str, Any] | None, on: str | None
+) -> list[Any]:
+    """What a gate found, as blocks (tfbench.publish.blocks): its count, the time reader's
+    line (the CPU it read `on`), and each row that changed with its evidence, worse first."""
     from tfbench.publish import blocks
 
     said: list[blocks.Block] = [
@@ -237,30 +237,32 @@ def gate_markdown(
         said.append(blocks.Paragraph((time_line(time, on),)))
     if not rows:
         said.append(blocks.Paragraph(("No change beyond the floors.",)))
-    else:
-        table = []
-        for r in rows:
-            was, now = (format_value(v, r.unit) for v in (r.old, r.new))
-            cells = (r.direction, blocks.Code(r.name), r.metric, was, now, r.told)
-            table.append(tuple(((cell,),) for cell in cells))
-        said.append(blocks.Table(("", "point", "metric", "old", "new", "evidence"), tuple(table)))
-    return "\n".join(blocks.markdown(said)) + "\n"
+        return said
+    table = []
+    for r in rows:
+        was, now = (format_value(v, r.unit) for v in (r.old, r.new))
+        cells = (r.direction, blocks.Code(r.name), r.metric, was, now, r.told)
+        table.append(tuple(((cell,),) for cell in cells))
+    said.append(blocks.Table(("", "point", "metric", "old", "new", "evidence"), tuple(table)))
+    return said
+
+
+def gate_markdown(
+    rows: list, old: str, new: str, time: Mapping[str, Any] | None = None, on: str | None = None
+) -> str:
+    """The gate's rows as Markdown (a CI job's summary)."""
+    from tfbench.publish import blocks
+
+    return "\n".join(blocks.markdown(_gate(rows, old, new, time, on))) + "\n"
 
 
 def gate(
-    rows: list, old: str, new: str, time: dict[str, Any] | None = None, on: str | None = None
+    rows: list, old: str, new: str, time: Mapping[str, Any] | None = None, on: str | None = None
 ) -> str:
-    """The rows that changed, worse first, with the evidence of each; what the time reader
-    left unknown, and the CPU it read `on`."""
-    said = [f"  {time_line(time, on)}"] if time else []
-    if not rows:
-        return "\n".join([f"{old} -> {new}: no change beyond the floors", *said])
-    out = [f"{old} -> {new}: {len(rows)} change(s)", *said]
-    for r in rows:
-        was, now = (format_value(v, r.unit) for v in (r.old, r.new))
-        out.append(f"  {r.direction:<6} {r.name} [{r.metric}]: {was} -> {now}")
-        out.append(f"         {r.told}")
-    return "\n".join(out)
+    """The gate's rows as a terminal shows them."""
+    from tfbench.publish import blocks
+
+    return "\n".join(blocks.terminal(_gate(rows, old, new, time, on)))
 
 
 def _tf(found: dict) -> str:

@@ -1,8 +1,9 @@
 """What the report shows, as data a renderer emits: headings, paragraphs, bullet lists and
 tables, their text in pieces (plain text, a link, code), emitted as Markdown (report.md,
-`tfbench report`) or HTML (report.html). A sentence is written once, where its section is
-built (tfbench.publish.sections); each emitter escapes every piece of text for its format
-(names, params and reasons come from results, possibly other machines')."""
+`tfbench report`, a CI job's summary), HTML (report.html) or a terminal's lines (the CLI).
+A sentence is written once, where its section is built (tfbench.publish.sections); each
+emitter escapes every piece of text for its format (names, params and reasons come from
+results, possibly other machines')."""
 
 from __future__ import annotations
 
@@ -154,4 +155,38 @@ def html(blocks: list[Block]) -> list[str]:
                 cells = ("<br>".join(_html_text(line) for line in cell) for cell in row)
                 out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
             out.append("</table>")
+    return out
+
+
+def _plain(text: Text) -> str:
+    """A run of pieces as a terminal shows it: a link's address after its text, control
+    characters and bidi marks as their code points (escape.plain)."""
+    out = []
+    for piece in text:
+        if isinstance(piece, Link):
+            out.append(f"{piece.text} ({piece.url})")
+        else:
+            out.append(piece if isinstance(piece, str) else piece.text)
+    return escape.plain("".join(out))
+
+
+def terminal(blocks: list[Block]) -> list[str]:
+    """The blocks as a terminal's lines: a heading flush left, the rest indented, a
+    table's columns aligned but its last (its widest: evidence, reasons) left free."""
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Section):
+            out += terminal(list(block.blocks))
+        elif isinstance(block, Heading):
+            out.append(_plain(block.text))
+        elif isinstance(block, Paragraph):
+            out.append(f"  {_plain(block.text)}")
+        elif isinstance(block, Bullets):
+            out += [f"  - {_plain(item)}" for item in block.items]
+        else:
+            rows = [block.head, *(tuple("; ".join(map(_plain, c)) for c in r) for r in block.rows)]
+            widths = [max(len(row[k]) for row in rows) for k in range(len(block.head) - 1)]
+            for row in rows:
+                cells = [cell.ljust(width) for cell, width in zip(row, widths)] + [row[-1]]
+                out.append("  " + "  ".join(cells).rstrip())
     return out
