@@ -73,15 +73,15 @@ def _kept_threads_bisection() -> dict:
     return dict(data, metric="threads")
 
 
-def test_a_figure_added_to_the_table_alone_is_read_everywhere(tmp_path):
-    """Copy the package, add one row to FIGURES, and nothing else."""
-    shutil.copytree(ROOT / "tfbench", tmp_path / "tfbench")
+def _with_row(tmp_path: Path, row: str, code: str, *args: str) -> dict:
+    """What `code` prints (JSON) run against the copy of the package in tmp_path whose
+    figure table has `row` added as its last, and nothing else changed."""
     table = tmp_path / "tfbench" / "figures.py"
     source = table.read_text()
     assert source.count("\n)\nBY_NAME =") == 1
-    table.write_text(source.replace("\n)\nBY_NAME =", ROW, 1))
+    table.write_text(source.replace("\n)\nBY_NAME =", row, 1))
     run = subprocess.run(
-        [sys.executable, "-c", CHECK, json.dumps(_kept_threads_bisection())],
+        [sys.executable, "-c", code, *args],
         cwd=tmp_path,
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -89,7 +89,13 @@ def test_a_figure_added_to_the_table_alone_is_read_everywhere(tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    return json.loads(run.stdout)
+
+
+def test_a_figure_added_to_the_table_alone_is_read_everywhere(tmp_path):
+    """Copy the package, add one row to FIGURES, and nothing else."""
+    shutil.copytree(ROOT / "tfbench", tmp_path / "tfbench")
+    out = _with_row(tmp_path, ROW, CHECK, json.dumps(_kept_threads_bisection()))
     assert out["bisected"]
     assert out["gate"][:2] == ["track_threads", "worse"]
     assert out["gate"][2].startswith("threads started 3 threads -> 5 threads")
@@ -137,18 +143,7 @@ def test_a_figure_of_the_records_own_is_declared_by_its_row_alone(tmp_path):
     and reported by a track_ benchmark of every family."""
     for folder in ("tfbench", "benchmarks"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
-    table = tmp_path / "tfbench" / "figures.py"
-    table.write_text(table.read_text().replace("\n)\nBY_NAME =", PEAK_ROW, 1))
-    run = subprocess.run(
-        [sys.executable, "-c", RECORD],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout)
+    out = _with_row(tmp_path, PEAK_ROW, RECORD)
     assert out == {
         "read": 4,
         "kept": 4,

@@ -62,13 +62,6 @@ def elsewhere(value: Any, where: str) -> Elsewhere:
     return found
 
 
-def _step(value: Any, where: str) -> list[str]:
-    pair = grammar.each(value, where, grammar.nightly)
-    if len(pair) != 2:
-        raise Invalid(where, f"{len(pair)} builds where a step has 2")
-    return pair
-
-
 BUILD = Annotated[str | None, optional(grammar.nightly)]  # a build of those it covers
 
 
@@ -88,7 +81,9 @@ class Bisection(TypedDict):
     last_good: BUILD  # of the largest step
     first_bad: BUILD
     # every step, [last good, first bad], largest first (absent before: the one named)
-    steps: Annotated[list[list[str]], grammar.absent([], grammar.each_of(_step))]
+    steps: Annotated[
+        list[list[str]], grammar.absent([], grammar.each_of(fields.pair_of(grammar.nightly)))
+    ]
     undecided: BUILD
     # time: each pair of builds read in pairs (absent before: none)
     times: Annotated[list[fields.Compared], grammar.absent([], grammar.each_of(fields.compared))]

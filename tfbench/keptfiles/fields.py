@@ -99,17 +99,20 @@ def cpu_named(value: Any, where: str = "cpu") -> cpu.Identity | str:
 # -- records: what a measurement kept ------------------------------------------------------
 
 
+def pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
+    def pair(value: Any, where: str) -> list[Any]:
+        found = grammar.each(value, where, check)
+        if len(found) != 2:
+            raise Invalid(where, f"{len(found)} values where a pair is")
+        return found
+
+    return pair
+
+
 def not_negative(value: Any, where: str) -> float:
     found = grammar.number(value, where)
     if found < 0:
         raise Invalid(where, f"{found!r} is below 0")
-    return found
-
-
-def _interval(value: Any, where: str) -> list[float]:
-    found = grammar.each(value, where, grammar.number)
-    if len(found) != 2:
-        raise Invalid(where, f"{len(found)} numbers where an interval has 2")
     return found
 
 
@@ -144,7 +147,7 @@ FORMS: dict[str, Callable[[Any, str], Any]] = {
     record.AMOUNT: optional(not_negative),
     record.SERIES: optional(_series),
     record.BOOLEAN: optional(grammar.boolean),
-    record.INTERVAL: optional(_interval),
+    record.INTERVAL: optional(pair_of(grammar.number)),
     record.STATUS: grammar.one_of(record.STATUSES),
     record.PARAMS: lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
     record.DEVICE: grammar.device,
@@ -198,16 +201,6 @@ def renamed(value: Any) -> Any:
     if isinstance(value, dict):
         return {words.get(k, k): v for k, v in value.items()}
     return words.get(value, value) if isinstance(value, str) else value
-
-
-def pair_of(check: Callable[[Any, str], Any]) -> Callable[[Any, str], list[Any]]:
-    def pair(value: Any, where: str) -> list[Any]:
-        found = grammar.each(value, where, check)
-        if len(found) != 2:
-            raise Invalid(where, f"{len(found)} values where a pair is")
-        return found
-
-    return pair
 
 
 def level(value: Any, where: str) -> float:
