@@ -277,7 +277,9 @@ def test_the_reports_first_screen_is_the_newest_release_in_users_words(served):
 @pytest.mark.browser
 def test_report_page_renders_tables_and_plots(served):
     dom = chromium(f"{served}/report.html", "report.png")
-    assert dom.count('class="family"') >= 8 and dom.count("<svg") >= 8
+    # a machine's families: their plots, then one table whose cells say leak or flat
+    assert dom.count('<table class="family"') >= 2 and dom.count("<svg") >= 8
+    assert '<td class="leak">' in dom and '<td class="flat">' in dom
     assert "What changed between adjacent releases" in dom and "Machine linux-2cpu-24gb" in dom
 
 

@@ -7,7 +7,7 @@ claims    a claim's answer per release, with the reason for gaps
 changes   what changed between adjacent releases (the gate's rules), and the kept gate run
 findings  the articles' examples as written: figures per release, isolating variants, findings
 report, headline  the report computed once, as data; its first screen in users' words
-sections, blocks  its sections built once as blocks, each emitted as Markdown and HTML
+sections, blocks, svg  sections built once as blocks (Markdown, HTML, lines); SVG plots
 markdown, html  render a Report to Markdown and to an HTML page (they read only the Report)
 assets    asv's CDN scripts and styles, vendored for an offline site
 site      `tfbench publish`: asv publish, assets, the report written beside the site

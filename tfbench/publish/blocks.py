@@ -11,6 +11,7 @@ import html as _html
 from dataclasses import dataclass
 
 from tfbench import escape
+from tfbench.publish import svg
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,19 @@ class Table:
     head: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     css: str = ""  # the HTML table's class
+    marks: tuple[tuple[str, ...], ...] = ()  # each row's cells' HTML classes (leak, flat)
+
+
+@dataclass(frozen=True)
+class Plots:
+    """A figure's line plots across releases, each (title, log scale, label -> a value a
+    release), and the legend of their lines: on the page, inline SVG (tfbench.publish.svg);
+    the Markdown and the terminal show the table beside them instead."""
+
+    releases: tuple[str, ...]
+    plots: tuple[tuple[str, bool, dict[str, list[float | None]]], ...]
+    caption: str
+    legend: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -74,7 +88,16 @@ class Section:
     blocks: tuple[Heading | Paragraph | Bullets | Table, ...]
 
 
-Block = Heading | Paragraph | Bullets | Table | Section
+@dataclass(frozen=True)
+class Details:
+    """Blocks folded under a line on the page (HTML's details), detail the Markdown leaves
+    to it; on a terminal, the line and the blocks."""
+
+    summary: Text
+    blocks: tuple[Block, ...]
+
+
+Block = Heading | Paragraph | Bullets | Table | Plots | Section | Details
 
 
 def _md(text: Text) -> str:
@@ -116,6 +139,8 @@ def markdown(blocks: list[Block]) -> list[str]:
     """The blocks as Markdown lines, a blank line between blocks."""
     out: list[str] = []
     for block in blocks:
+        if isinstance(block, Plots | Details):
+            continue  # the page's alone: the Markdown reads in a minute
         if isinstance(block, Section):
             lines = markdown(list(block.blocks))
         elif isinstance(block, Heading):
@@ -138,6 +163,11 @@ def html(blocks: list[Block]) -> list[str]:
         if isinstance(block, Section):
             out.append(f'<section class="{_html.escape(block.css)}">')
             out += [*html(list(block.blocks)), "</section>"]
+        elif isinstance(block, Details):
+            out.append(f"<details><summary>{_html_text(block.summary)}</summary>")
+            out += [*html(list(block.blocks)), "</details>"]
+        elif isinstance(block, Plots):
+            out += _plots(block)
         elif isinstance(block, Heading):
             anchor = f' id="{_html.escape(block.anchor)}"' if block.anchor else ""
             tag = f"h{block.level}"
@@ -151,23 +181,46 @@ def html(blocks: list[Block]) -> list[str]:
             css = f' class="{_html.escape(block.css)}"' if block.css else ""
             out.append(f"<table{css}><tr>" + "".join(f"<th>{h}</th>" for h in block.head))
             out[-1] += "</tr>"
-            for row in block.rows:
+            for k, row in enumerate(block.rows):
+                marks = block.marks[k] if block.marks else ("",) * len(row)
                 cells = ("<br>".join(_html_text(line) for line in cell) for cell in row)
-                out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+                tds = (f'<td class="{_html.escape(m)}">' if m else "<td>" for m in marks)
+                out.append(
+                    "<tr>" + "".join(f"{td}{c}</td>" for td, c in zip(tds, cells)) + "</tr>"
+                )
             out.append("</table>")
     return out
 
 
-def _plain(text: Text) -> str:
-    """A run of pieces as a terminal shows it: a link's address after its text, control
-    characters and bidi marks as their code points (escape.plain)."""
+def _plots(block: Plots) -> list[str]:
+    out = [
+        f"<figure>{svg.plot(title, list(block.releases), series, log=log)}<figcaption>"
+        f"{_html.escape(block.caption)}: {_html.escape(title)}</figcaption></figure>"
+        for title, log, series in block.plots
+    ]
+    keys = (
+        f'<span style="color:{svg.COLORS[k % len(svg.COLORS)]}">&#9632;</span>&nbsp;'
+        f"{_html.escape(label)}"
+        for k, label in enumerate(block.legend)
+    )
+    return [*out, '<p class="legend">' + " ".join(keys) + "</p>"]
+
+
+def _plain_text(text: Text) -> str:
+    """A run of pieces as plain text: a link's address after its text."""
     out = []
     for piece in text:
         if isinstance(piece, Link):
             out.append(f"{piece.text} ({piece.url})")
         else:
             out.append(piece if isinstance(piece, str) else piece.text)
-    return escape.plain("".join(out))
+    return "".join(out)
+
+
+def _plain(text: Text) -> str:
+    """A run of pieces as a terminal shows it: control characters and bidi marks as their
+    code points (escape.plain)."""
+    return escape.plain(_plain_text(text))
 
 
 def terminal(blocks: list[Block]) -> list[str]:
@@ -175,8 +228,12 @@ def terminal(blocks: list[Block]) -> list[str]:
     table's columns aligned but its last (its widest: evidence, reasons) left free."""
     out: list[str] = []
     for block in blocks:
+        if isinstance(block, Plots):
+            continue  # the table beside them holds their values
         if isinstance(block, Section):
             out += terminal(list(block.blocks))
+        elif isinstance(block, Details):
+            out += [_plain(block.summary), *terminal(list(block.blocks))]
         elif isinstance(block, Heading):
             out.append(_plain(block.text))
         elif isinstance(block, Paragraph):

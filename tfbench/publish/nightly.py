@@ -11,7 +11,8 @@ from tfbench import escape, grammar, keptfiles
 from tfbench.nightly import sentinels, series, watch
 from tfbench.nightly.series import Entry
 from tfbench.pairs.verdict import compared_line
-from tfbench.publish.html import STYLE, plot
+from tfbench.publish.html import STYLE
+from tfbench.publish.svg import plot
 from tfbench.units import KiB, MiB
 
 PAGE = "nightly.html"

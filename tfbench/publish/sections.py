@@ -10,24 +10,32 @@ from tfbench.publish.blocks import (
     Bullets,
     Cell,
     Code,
+    Details,
     Heading,
     Link,
     Own,
     Paragraph,
+    Plots,
     Section,
     Strong,
     Table,
 )
 from tfbench.publish.changes import Changes
 from tfbench.publish.filed import WHERE_MEASURED
+from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
+from tfbench.publish.reasons import span
 from tfbench.publish.report import (
     BESIDE,
+    CHANGES_NOTE,
+    EXPLAIN,
+    NO_VALUE,
     MachineReport,
     brief,
     by_cpu_head,
     shifts_line,
     summary_lines,
     told,
+    told_articles,
     verdict_parts,
 )
 
@@ -178,3 +186,105 @@ def beside(m: MachineReport) -> list[Block]:
     it, in brief, and where the rest is told."""
     said = f"{BESIDE} {m.beside}."
     return [Bullets(tuple((line,) for line in brief(m))), Paragraph((said,))]
+
+
+def articles(m: MachineReport) -> list[Block]:
+    """Each article's examples as written: what each found over the releases, and a table
+    of them (and, folded, the catalog variants that isolate the cause)."""
+    if not m.articles:
+        return []
+    releases = tuple(label(t) for t in m.releases)
+    out: list[Block] = [
+        Heading(("Articles: their examples as written",), anchor="articles"),
+        Paragraph((ARTICLES_NOTE,)),
+    ]
+    shown, not_here = told_articles(m)
+    if not_here:
+        out.append(Paragraph((not_here,)))
+    for section in shown:
+        article = section.article  # its title as the article gives it
+        out.append(Heading((Own(f"{article.number}: {article.title}"),), level=4))
+        items = []
+        for ex in section.examples:
+            found = "; ".join(f"on {span(tags, m.releases)}: {text}" for text, tags in ex.findings)
+            why = m.why.get(f"{FAMILY}('{ex.example.variant}')")
+            why = f" Why on {releases[-1]}: {why}." if why else ""
+            said = f" ({example_text(ex.example)}). The article: "
+            items.append(
+                (
+                    Strong(ex.example.variant),
+                    said,
+                    Own(f"{ex.example.says}."),
+                    f" Found {found}.{why}",
+                )
+            )
+        out.append(Bullets(tuple(items)))
+        rows = tuple(
+            _row(ex.example.variant, [lit.text() for lit in ex.literal]) for ex in section.examples
+        )
+        out.append(Table(("as written", *releases), rows))
+        for ex in section.examples:
+            if ex.isolating:
+                isolating = tuple(
+                    _row(i.label, [LEAK_WORD[v] for v in vs]) for i, vs in ex.isolating
+                )
+                summary = f"{ex.example.variant}: the catalog variants that isolate the cause"
+                out.append(Details((summary,), (Table(("variant", *releases), isolating),)))
+    return out
+
+
+def _row(name: str, texts: list[str]) -> tuple[Cell, ...]:
+    return ((name,),), *(((t,),) for t in texts)
+
+
+def pairs(m: MachineReport) -> list[Block]:
+    """Every adjacent pair but the newest (told above), newest first, in one table: a
+    pair's common shifts are one row, its findings one row each."""
+    rows: list[tuple[Cell, ...]] = []
+    for found in reversed(m.changes):
+        if m.summary.newest and found.pair == m.summary.newest.pair:
+            continue
+        pair: Cell = ((" → ".join(label(t) for t in found.pair),),)
+        if found.shifts:
+            shifts = "; ".join(s.text() for s in found.shifts)
+            rows.append(_row("most points", ["common, one cause each", shifts, ""]))
+            rows[-1] = (pair, *rows[-1])
+        rows += [(pair, *row) for row in change_rows(found)]
+        if not found.items:
+            rows.append(
+                (pair, *_row("-", ["none", f"no {'other ' * bool(found.shifts)}change", ""]))
+            )
+    return [
+        Heading(("What changed between adjacent releases",), anchor="changes"),
+        Paragraph((CHANGES_NOTE,)),
+        Table(("releases", *CHANGE_HEAD), tuple(rows), css="gate"),
+    ]
+
+
+def families(m: MachineReport) -> list[Block]:
+    """Every family's points on every release (the articles' told above): each family's
+    plots, and one table, a point a row."""
+    releases = tuple(label(t) for t in m.releases)
+    out: list[Block] = [
+        Heading(("Families, point by point",), anchor="families"),
+        Paragraph((EXPLAIN,)),
+    ]
+    shown = [f for f in m.families if not (f.name == FAMILY and m.articles)]
+    empty = [f"{f.name}: {'; '.join(f.empty)}" for f in shown if f.empty]
+    if empty:
+        out.append(Paragraph((f"{NO_VALUE}: {' / '.join(empty)}",)))
+    for family in shown:
+        if family.rows:
+            plots = tuple((p.title, p.log, p.series) for p in family.plots)
+            out.append(Plots(releases, plots, family.name, tuple(r.label for r in family.rows)))
+    rows = [
+        _row(f"{f.name}: {r.label}", [c.text() for c in r.cells]) for f in shown for r in f.rows
+    ]
+    marks = [
+        ("", *("" if c.leak is None else "leak" if c.leak else "flat" for c in r.cells))
+        for f in shown
+        for r in f.rows
+    ]
+    if rows:
+        out.append(Table(("point", *releases), tuple(rows), css="family", marks=tuple(marks)))
+    return out
