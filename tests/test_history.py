@@ -17,7 +17,7 @@ import pytest
 from tfbench.cli import history as cli
 from tfbench.history import journal, releases
 from tfbench.publish import coverage
-from tfbench.publish.coverage import Cell
+from tfbench.publish.coverage import ReleasePython
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,10 +35,10 @@ def test_the_history_covers_every_release_on_its_python_and_the_newest_on_newer_
 
 
 def test_a_benchmark_is_held_only_at_its_version_with_a_figure_or_a_skip():
-    cells = [Cell("v1", "3.11"), Cell("v2", "3.11"), Cell("v3", "3.11")]
+    cells = [ReleasePython("v1", "3.11"), ReleasePython("v2", "3.11"), ReleasePython("v3", "3.11")]
     versions = {"fam.A.time_step": "new", "fam.ACosts.track_leak": "new", "other.B.time_step": "b"}
     files = {
-        Cell("v1", "3.11"): (
+        ReleasePython("v1", "3.11"): (
             {"fam.A.time_step": "new", "fam.ACosts.track_leak": "new", "other.B.time_step": "b"},
             {
                 "fam.A.time_step": [1.0],
@@ -46,7 +46,7 @@ def test_a_benchmark_is_held_only_at_its_version_with_a_figure_or_a_skip():
                 "other.B.time_step": [2.0],
             },
         ),
-        Cell("v2", "3.11"): (  # an old version, and a failure
+        ReleasePython("v2", "3.11"): (  # an old version, and a failure
             {"fam.A.time_step": "old", "fam.ACosts.track_leak": "new", "other.B.time_step": "b"},
             {
                 "fam.A.time_step": [1.0],
@@ -56,11 +56,14 @@ def test_a_benchmark_is_held_only_at_its_version_with_a_figure_or_a_skip():
         ),
     }
     held = coverage.holding("m", None, cells, versions, files)
-    assert held.missing[Cell("v1", "3.11")] == set()  # NaN: asv's skip, an answer
-    assert held.missing[Cell("v2", "3.11")] == {"fam.A.time_step", "fam.ACosts.track_leak"}
-    assert held.missing[Cell("v3", "3.11")] == set(versions)  # no file
+    assert held.missing[ReleasePython("v1", "3.11")] == set()  # NaN: asv's skip, an answer
+    assert held.missing[ReleasePython("v2", "3.11")] == {
+        "fam.A.time_step",
+        "fam.ACosts.track_leak",
+    }
+    assert held.missing[ReleasePython("v3", "3.11")] == set(versions)  # no file
     assert held.held("fam", versions) == 1 and held.held("other", versions) == 2
-    assert list(held.lacking()) == [Cell("v2", "3.11"), Cell("v3", "3.11")]
+    assert list(held.lacking()) == [ReleasePython("v2", "3.11"), ReleasePython("v3", "3.11")]
     assert held.families_lacking() == ["fam", "other"]
 
 
@@ -233,7 +236,7 @@ def test_a_benchmark_failing_on_a_full_disk_ends_the_run_in_one_line(
 
 
 def _history(tmp_path) -> coverage.History:
-    cells = [Cell("v1", "3.11"), Cell("v2", "3.11")]
+    cells = [ReleasePython("v1", "3.11"), ReleasePython("v2", "3.11")]
     versions = {"fam.A.time_step": "1", "fam.ACosts.track_leak": "1", "x.B.time_step": "1"}
     full = (dict(versions), {k: [1.0] for k in versions})
     machines = [

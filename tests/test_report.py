@@ -151,7 +151,7 @@ def test_both_renderers_show_the_same_report():
 
 
 def test_cells_and_figures_come_from_data_not_text():
-    cell = report.Cell("v1", (report.Value(None, "seconds", None),) * 3, None)
+    cell = report.FamilyCell("v1", (report.Value(None, "seconds", None),) * 3, None)
     assert cell.empty and cell.text() == "no value"
     assert report.Value(2048, "bytes/iteration", 2.0).text() == "2 KiB/it (x2.00)"
 

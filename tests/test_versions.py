@@ -73,7 +73,7 @@ def test_a_change_to_the_probe_window_changes_every_version(tmp_path):
     assert all(changed[k] != d for k, d in digests().items())
     recorded = versions.read()
     for key in FAMILIES:
-        family = versions.Family(
+        family = versions.FamilyVersion(
             key, recorded[key]["version"], recorded[key]["code"], changed[key]
         )
         assert family.current != recorded[key]["version"]

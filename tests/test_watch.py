@@ -425,7 +425,7 @@ def test_a_second_run_on_one_history_is_refused_while_the_first_reads(tmp_path, 
     from tfbench import cli
 
     with series.reading(tmp_path, "m1"):
-        with pytest.raises(series.Busy), series.reading(tmp_path, "m1"):
+        with pytest.raises(series.HistoryBusy), series.reading(tmp_path, "m1"):
             pass
         assert cli.main(["watch", "--machine", "m1", "--results", str(tmp_path)]) == 2
         assert "another tfbench watch is reading into" in capsys.readouterr().err

@@ -31,7 +31,6 @@ from tfbench.measure.record import Record
 from tfbench.targets import DEFAULTS, Limits, ScenarioTarget, Step, measure_spawned, to_json
 
 Grid = dict[str, list[Record]]  # key -> each repeat's record
-Probes = dict[str, Grid]  # Costs class -> its grid, as kept
 # Every probe grid point is measured in this many fresh processes: a comparison then sees
 # each side's spread, not one number. `tfbench gate` measures once per round instead.
 REPEATS_VAR = "TFBENCH_REPEATS"

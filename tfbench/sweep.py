@@ -112,7 +112,7 @@ def measure_releases(run: Runner, versions: list[str]) -> list[Record]:
 
 
 @dataclass(frozen=True)
-class Change:
+class ReleaseChange:
     """A release where the behaviour changes: the releases on each side (neighbours, or the
     ends of a span whose releases in between each read like a neighbour: a drift), whether
     it is worse or better, by how much (the figure's change, new less old; time: the log of
@@ -134,12 +134,12 @@ SAMPLE = 12
 @dataclass
 class Sweep:
     metric: str
-    changes: list[Change]  # largest first
+    changes: list[ReleaseChange]  # largest first
     readings: list[Record]  # every release measured, in the order visited
     times: list[dict[str, Any]] = field(default_factory=list)  # time: each pair compared
 
     @property
-    def first(self) -> Change | None:
+    def first(self) -> ReleaseChange | None:
         """The oldest change: where the behaviour first differs from the range's start."""
         order = self.order
         return min(self.changes, key=lambda c: order[c.first_after], default=None)
@@ -212,7 +212,9 @@ def bisect(run: Runner, versions: list[str], metric: str) -> Sweep:
     return found
 
 
-def change(metric: str, a: Record, b: Record, times: dict[str, Any] | None = None) -> Change:
+def change(
+    metric: str, a: Record, b: Record, times: dict[str, Any] | None = None
+) -> ReleaseChange:
     """How b differs from a on this metric (they do: `differ`), in words: worse or better,
     by how much, and what it means for a step's memory."""
     figure = figures.named(metric)
@@ -220,14 +222,16 @@ def change(metric: str, a: Record, b: Record, times: dict[str, Any] | None = Non
     if not (measured(a) and measured(b)):
         if measured(a):
             why = (b.get("error") or "").partition("\n")[0]
-            return Change(*ends, WORSE, None, f"stops running: {b['status']}: {why}".rstrip(": "))
+            return ReleaseChange(
+                *ends, WORSE, None, f"stops running: {b['status']}: {why}".rstrip(": ")
+            )
         if measured(b):
-            return Change(*ends, BETTER, None, f"runs again (was {a['status']})")
-        return Change(*ends, WORSE, None, f"{a['status']} -> {b['status']}")
+            return ReleaseChange(*ends, BETTER, None, f"runs again (was {a['status']})")
+        return ReleaseChange(*ends, WORSE, None, f"{a['status']} -> {b['status']}")
     if times is not None:
         ratio = times["ratio"]
         size = math.log(ratio) if ratio else 0.0
-        return Change(*ends, WORSE if size > 0 else BETTER, size, f"time x{ratio:.3f}")
+        return ReleaseChange(*ends, WORSE if size > 0 else BETTER, size, f"time x{ratio:.3f}")
     if metric == "leak":
         return _leak(a, b)
     va, vb = figure.of(a), figure.of(b)
@@ -236,10 +240,10 @@ def change(metric: str, a: Record, b: Record, times: dict[str, Any] | None = Non
         f"{figure.label} {format_value(va, figure.unit, '.3g', 'call')} -> "
         f"{format_value(vb, figure.unit, '.3g', 'call')}"
     )
-    return Change(*ends, WORSE if size > 0 else BETTER, size, text)
+    return ReleaseChange(*ends, WORSE if size > 0 else BETTER, size, text)
 
 
-def _leak(a: Record, b: Record) -> Change:
+def _leak(a: Record, b: Record) -> ReleaseChange:
     """A leak that appears, stops, grows or shrinks (and where it keeps less, whether its
     bytes become garbage, and how high a loop piles that): its size what the step keeps a
     call (RSS's growth where the heap was not read)."""
@@ -250,7 +254,7 @@ def _leak(a: Record, b: Record) -> Change:
     bytes_ = lambda v: format_value(v, kept.unit, ".3g", "call")  # noqa: E731
     moved = f"keeps {bytes_(va)} -> {bytes_(vb)}"
     if b["leak"] and not a["leak"]:
-        return Change(*ends, WORSE, size, f"a leak appears: {moved}")
+        return ReleaseChange(*ends, WORSE, size, f"a leak appears: {moved}")
     if a["leak"] and not b["leak"]:
         said = f"the leak stops: {moved}"
     else:
@@ -261,4 +265,4 @@ def _leak(a: Record, b: Record) -> Change:
         pile = (b.get("collector") or {}).get("pile_bytes")
         if pile:
             said += f" that a loop piles to {format_value(pile, 'bytes')}"
-    return Change(*ends, WORSE if size > 0 else BETTER, size, said)
+    return ReleaseChange(*ends, WORSE if size > 0 else BETTER, size, said)

@@ -270,11 +270,11 @@ def run(target: Step, limits: Limits, primed: bool) -> Record:
     return result
 
 
-Runner = Callable[[Step, Limits, bool], Record]
+RunStep = Callable[[Step, Limits, bool], Record]  # how a step is measured in a child
 
 
 def measure_forked(
-    targets: list[Step], limits: Limits = DEFAULTS, workers: int = 1, runner: Runner = run
+    targets: list[Step], limits: Limits = DEFAULTS, workers: int = 1, runner: RunStep = run
 ) -> list[Record]:
     """Measure each target in a child forked from this process, `workers` at a time, by
     `runner` (a measurement; tfbench.explain's explaining run).

@@ -188,7 +188,7 @@ def measuring_files(module: str, root: Path = ROOT) -> dict[str, Path]:
 
 
 @dataclass(frozen=True)
-class Family:
+class FamilyVersion:
     key: str  # the scenario module's name: loops, graphs, ...
     version: str  # recorded: what the family's results carry
     recorded: str  # the digest the version was recorded with
@@ -217,16 +217,16 @@ def code_digest(key: str, root: Path = ROOT) -> str:
     return digest(measuring_files(_module(key), root), root)
 
 
-def family(key: str, path: Path = FILE) -> Family:
+def family(key: str, path: Path = FILE) -> FamilyVersion:
     recorded = read(path)[key]
-    return Family(key, recorded["version"], recorded["code"], code_digest(key))
+    return FamilyVersion(key, recorded["version"], recorded["code"], code_digest(key))
 
 
-def families(path: Path = FILE) -> list[Family]:
+def families(path: Path = FILE) -> list[FamilyVersion]:
     return [family(k, path) for k in sorted(read(path))]
 
 
-def record(keys: list[str], new: bool, path: Path = FILE) -> list[Family]:
+def record(keys: list[str], new: bool, path: Path = FILE) -> list[FamilyVersion]:
     """Record the code of these families as it is: with `new`, under a new version (what
     they measure changed; a scenario module not recorded yet becomes a family); otherwise
     under their version (a refactor)."""
@@ -241,7 +241,7 @@ def record(keys: list[str], new: bool, path: Path = FILE) -> list[Family]:
         before = recorded.get(key, {}).get("version", "")
         version = hashlib.sha256(f"{before}:{code}".encode()).hexdigest()[:16] if new else before
         recorded[key] = {"version": version, "code": code}
-        changed.append(Family(key, version, code, code))
+        changed.append(FamilyVersion(key, version, code, code))
     write(recorded, path)
     return changed
 

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             args.results, machine, common.measuring(args), args.since, args.until, args.every,
             not args.no_time, args.env_dir, common.progress,
         )  # fmt: skip
-    except series.Busy as e:
+    except series.HistoryBusy as e:
         raise BadInput(str(e)) from None
     versions = [b.version for b in read]
     if args.json:

@@ -18,9 +18,8 @@ from asv.results import Results
 
 from tfbench import keptfiles, naming
 from tfbench.figures import PROBED as FIGURES
-from tfbench.probes import GridPoint, Probes
-
-Point = tuple[str, tuple[str, ...]]  # (benchmark, combo): a GridPoint, or the plain tuple
+from tfbench.pairs.timing import Point
+from tfbench.probes import GridPoint
 
 
 @dataclass
@@ -58,7 +57,10 @@ def pooled(runs: list[list[float]]) -> list[float]:
 
 
 def add_result(
-    side: Side, result: Results, kept: Probes, versions: dict[str, str] | None = None
+    side: Side,
+    result: Results,
+    kept: keptfiles.probes.Probes,
+    versions: dict[str, str] | None = None,
 ) -> None:
     """One asv results file's readings (and its probe repeats, `kept`) into the side; with
     `versions`, only the benchmarks measured by that version of their code."""

@@ -71,7 +71,9 @@ def units(benchmarks: dict[str, dict]) -> list[Unit]:
 
 
 def costs(
-    found: list[Unit], runs: list[keptfiles.gate_run.GateRun], probed: list[probes.Probes]
+    found: list[Unit],
+    runs: list[keptfiles.gate_run.GateRun],
+    probed: list[keptfiles.probes.Probes],
 ) -> dict[Unit, Cost]:
     """Each unit's cost: a time point's pairs in the kept gate runs (their median; one where
     runs were kept and none read it: a point that fails ends at its first reading; the

@@ -36,7 +36,7 @@ def rendered(folder: str, parts: tuple[str, ...]) -> bool:
 COUNT = Annotated[int | None, optional(grammar.integer)]
 
 
-class Limits(TypedDict):
+class KeptLimits(TypedDict):
     iterations: COUNT
     warmup: COUNT
     budget_bytes: COUNT
@@ -74,7 +74,7 @@ class Bisection(TypedDict):
     target: Annotated[dict[str, Any], fields.target]
     metric: Annotated[str, grammar.one_of(figures.BISECTED)]
     kind: Annotated[str, grammar.one_of(KINDS)]
-    builds: Annotated[list[fields.Build], grammar.each_of(fields.build)]  # oldest first
+    builds: Annotated[list[fields.KeptBuild], grammar.each_of(fields.build)]  # oldest first
     # nightly version -> records
     readings: Annotated[dict[str, list[dict[str, Any]]], _by_build(fields.records)]
     broken: Annotated[dict[str, str], _by_build(grammar.text)]  # nightly version -> why
@@ -100,7 +100,7 @@ class Bisection(TypedDict):
     ]
     environment: Annotated[fields.Environment, fields.environment]
     repro: Annotated[dict[str, str], _by_build(grammar.text)]  # version -> what repro.py printed
-    limits: Annotated[Limits, grammar.schema(Limits)]
+    limits: Annotated[KeptLimits, grammar.schema(KeptLimits)]
     seconds: Annotated[float, grammar.number]
     # a time point's gate verdicts on each CPU (absent before)
     elsewhere: Annotated[list[Elsewhere], grammar.absent([], grammar.each_of(elsewhere))]

@@ -236,7 +236,7 @@ def answered(found: Mapping[str, Any], where: str) -> None:
         raise Invalid(f"{where}.answer", "different, but no interval apart from no change")
 
 
-class Build(TypedDict):
+class KeptBuild(TypedDict):
     version: Annotated[str, grammar.nightly]
     uploaded: Annotated[str, grammar.uploaded]
     git_version: Annotated[str | None, optional(grammar.git_version)]
@@ -277,7 +277,7 @@ class TimePoint(TypedDict):
     pairs: Annotated[int, count(1 << 20)]
 
 
-build = grammar.schema(Build)
+build = grammar.schema(KeptBuild)
 environment = grammar.schema(Environment)
 _compared, _time_point = grammar.schema(Compared), grammar.schema(TimePoint)
 

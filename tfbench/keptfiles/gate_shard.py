@@ -83,7 +83,7 @@ POSITIVE = Annotated[float, fields.positive]
 Readings = tuple[ShardPoint, list[list[float]], list[str]]  # point, runs, why missing
 
 
-class Reader(TypedDict):
+class KeptReader(TypedDict):
     """How the time reader read (tfbench.pairs.timing.Reader, and its level)."""
 
     design: Annotated[str, grammar.one_of(fields.DESIGNS)]
@@ -106,7 +106,7 @@ class GateShard(TypedDict):
     pair: Annotated[list[str], fields.pair_of(grammar.tag)]  # old, new: tags
     shard: Annotated[list[int], fields.pair_of(fields.count(64, 1))]  # I, N
     plant: Annotated[float, grammar.number]
-    reader: Annotated[Reader, grammar.schema(Reader)]
+    reader: Annotated[KeptReader, grammar.schema(KeptReader)]
     seconds: Annotated[float, grammar.number]
     # its share (tfbench.gate.shards.Unit)
     units: Annotated[list[tuple[str, str, tuple[str, ...]]], grammar.each_of(_unit)]

@@ -33,7 +33,7 @@ def path(results_dir: Path, machine: str, version: str) -> Path:
 
 
 class NightlyBuild(TypedDict):
-    build: Annotated[fields.Build, fields.build]
+    build: Annotated[fields.KeptBuild, fields.build]
     # the build published before it on the index
     before: Annotated[str | None, optional(grammar.nightly)]
     # sentinel -> records

@@ -194,7 +194,7 @@ def watching(
 ) -> tuple[list[Build], list[watch.Call]]:
     """The nightly watch for real (tfbench.nightly.watch): the builds of the window read on
     the sentinels, each in its own environment, kept in the machine's nightly history as
-    soon as read (one run at a time: series.Busy); the builds read, and every call over the
+    soon as read (one run at a time: series.HistoryBusy); the builds read, and every call over the
     history."""
     root = root or envs.default_root()
     timer = paired(sentinels.STEPS[sentinels.TIMED], root, say) if timed else None

@@ -56,14 +56,14 @@ def oldest_first(entries: list[Entry]) -> list[Entry]:
     return sorted(entries, key=lambda e: parse_time(e.build.uploaded))
 
 
-class Busy(Exception):
+class HistoryBusy(Exception):
     """Another run is reading this history."""
 
 
 @contextlib.contextmanager
 def reading(results_dir: Path, machine: str) -> Iterator[None]:
     """Held while a run reads builds into the machine's history (a lock on its folder): a
-    second run would keep its own readings over the first's. Busy if one holds it."""
+    second run would keep its own readings over the first's. HistoryBusy if one holds it."""
     where = keptfiles.nightly_build.folder(results_dir, machine)
     where.mkdir(parents=True, exist_ok=True)
     fd = os.open(where, os.O_RDONLY)
@@ -71,7 +71,7 @@ def reading(results_dir: Path, machine: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Busy(f"another tfbench watch is reading into {where}") from None
+            raise HistoryBusy(f"another tfbench watch is reading into {where}") from None
         yield
     finally:
         os.close(fd)

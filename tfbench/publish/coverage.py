@@ -24,7 +24,7 @@ NEWER_RELEASES = 4  # the newest releases each of them is read on
 
 
 @dataclass(frozen=True, order=True)
-class Cell:
+class ReleasePython:
     """One release on one Python: one asv results file a machine."""
 
     tag: str  # v2.21.0
@@ -34,18 +34,18 @@ class Cell:
         return f"{self.tag} py{self.python}"
 
 
-def extent(tracked: list[str], supports: Callable[[str, str], bool | None]) -> list[Cell]:
+def extent(tracked: list[str], supports: Callable[[str, str], bool | None]) -> list[ReleasePython]:
     """The release x Python cells the history covers, the history's Python first, oldest
     release first: `tracked` versions (oldest first), `supports(version, python)` the locks'
     answer."""
-    cells = [Cell(f"v{v}", pythons.DEFAULT) for v in tracked]
+    cells = [ReleasePython(f"v{v}", pythons.DEFAULT) for v in tracked]
     for python in NEWER:
         runs = [v for v in tracked if supports(v, python)]
-        cells += [Cell(f"v{v}", python) for v in runs[-NEWER_RELEASES:]]
+        cells += [ReleasePython(f"v{v}", python) for v in runs[-NEWER_RELEASES:]]
     return cells
 
 
-def spans(cells: list[Cell]) -> str:
+def spans(cells: list[ReleasePython]) -> str:
     """The extent in words: each Python's releases, first-last (count)."""
     said = []
     for python in dict.fromkeys(c.python for c in cells):
@@ -66,14 +66,14 @@ class Holding:
     machine: str
     cpu: str | None  # its record's CPU id; None where the record names none
     # cell -> the benchmarks it has no current answer for
-    missing: dict[Cell, set[str]] = field(default_factory=dict)
+    missing: dict[ReleasePython, set[str]] = field(default_factory=dict)
 
     def held(self, fam: str, benchmarks: Iterable[str]) -> int:
         """The cells that hold every benchmark of family `fam`."""
         names = {b for b in benchmarks if family(b) == fam}
         return sum(1 for lacks in self.missing.values() if not names & lacks)
 
-    def lacking(self) -> dict[Cell, set[str]]:
+    def lacking(self) -> dict[ReleasePython, set[str]]:
         """The cells with something left to measure, in the extent's order."""
         return {cell: lacks for cell, lacks in self.missing.items() if lacks}
 
@@ -89,9 +89,9 @@ def answered(value: object) -> bool:
 def holding(
     machine: str,
     cpu: str | None,
-    cells: list[Cell],
+    cells: list[ReleasePython],
     versions: dict[str, str],
-    files: dict[Cell, tuple[dict[str, str], dict[str, list]]],
+    files: dict[ReleasePython, tuple[dict[str, str], dict[str, list]]],
 ) -> Holding:
     """A machine's history from its results files: `files` cell -> (benchmark -> version,
     benchmark -> its values), `versions` the current version of each benchmark."""
@@ -180,7 +180,7 @@ class History:
     """Every machine's history under a results folder, and what its files took to measure."""
 
     suite: Suite
-    cells: list[Cell]
+    cells: list[ReleasePython]
     machines: list[Holding]
     durations: dict[str, list[float]]  # benchmark or "<setup_cache KEY>" -> seconds, per file
 
@@ -204,12 +204,15 @@ def read(results_dir: Path, repo: Path, tracked: list[str], supports) -> History
     found: list[Holding] = []
     timed: list[tuple[dict[str, str], dict]] = []  # each file's versions and durations
     for machine_json, (name, loaded) in machines.items():
-        files: dict[Cell, tuple[dict[str, str], dict[str, list]]] = {}
+        files: dict[ReleasePython, tuple[dict[str, str], dict[str, list]]] = {}
         for _, result in loaded:
             tag = tags.get(result.commit_hash)
             python = result.params.get("python", pythons.DEFAULT)
             if tag is not None:
-                files[Cell(tag, python)] = (dict(result.benchmark_version), _values(result))
+                files[ReleasePython(tag, python)] = (
+                    dict(result.benchmark_version),
+                    _values(result),
+                )
             timed.append((dict(result.benchmark_version), result.duration))
         cpu = keptfiles.machine.read(machine_json)["cpu"]
         found.append(holding(name, cpu, cells, suite.versions, files))

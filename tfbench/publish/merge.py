@@ -277,6 +277,6 @@ def _locked(target: Path, changed: list[Path]) -> Iterator[None]:
                 f"another run writes into {target} ({escape.plain(str(e))}): wait for it "
                 "to end; nothing merged"
             ) from None
-        except series.Busy as e:
+        except series.HistoryBusy as e:
             raise MergeError(f"{e}: nothing merged") from None
         yield

@@ -73,7 +73,7 @@ class Value:
 
 
 @dataclass(frozen=True)
-class Cell:
+class FamilyCell:
     release: str
     figures: tuple[Value, ...]  # families.CELL: time, heap-peak, retained
     leak: bool | None
@@ -92,7 +92,7 @@ class Cell:
 @dataclass(frozen=True)
 class TableRow:
     label: str
-    cells: list[Cell]
+    cells: list[FamilyCell]
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def _cell(
     combo: tuple[str, ...],
     tag: str,
     previous: str | None,
-) -> Cell:
+) -> FamilyCell:
     figures = []
     for metric in families.CELL:
         value = machine.value(family.benchmark(metric), combo, tag)
@@ -193,7 +193,7 @@ def _cell(
             ratio = value / before
         figures.append(Value(value, unit, ratio))
     leak = machine.value(family.benchmark("leak"), combo, tag)
-    return Cell(tag, tuple(figures), None if leak is None else leak >= 1)
+    return FamilyCell(tag, tuple(figures), None if leak is None else leak >= 1)
 
 
 def _family(family: families.Family, machine: MachineResults) -> FamilySection:

@@ -15,7 +15,7 @@ from asv.commands.compare import _isna
 from asv.config import Config
 from asv.results import Results
 
-from tfbench import grammar, keptfiles, probes
+from tfbench import grammar, keptfiles
 from tfbench.gate import readings
 from tfbench.history import pythons, releases, repo
 
@@ -57,7 +57,7 @@ class Data:
     results_dir: Path | None = None
 
 
-def _reasons(kept: probes.Probes, tag: str) -> dict[tuple[str, str, str], str]:
+def _reasons(kept: keptfiles.probes.Probes, tag: str) -> dict[tuple[str, str, str], str]:
     """Why a probe point has no figures on this release: the first repeat's status and
     error, where no repeat measured (a pattern that fails there, a device missing)."""
     found = {}
