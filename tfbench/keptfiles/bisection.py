@@ -17,7 +17,6 @@ from tfbench.grammar import Invalid, optional
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
-READS: tuple[int, ...] = ()
 FOLDER = "upstream"
 INSIDE = 3  # upstream/<machine>/<slug>/
 RENDERED = ("issue.md", "repro.py", "plot.png")  # beside it, rendered from it, never read

@@ -13,7 +13,6 @@ from tfbench.grammar import Invalid
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
-READS: tuple[int, ...] = ()
 FOLDER = "calibration"
 INSIDE = 2  # calibration/<cpu id>/
 NAME = re.compile(rf"{grammar.TAG.pattern}-{grammar.TAG.pattern}" r"(?:\.plant-0\.\d{1,6})?\.json")

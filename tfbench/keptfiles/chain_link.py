@@ -12,7 +12,6 @@ from tfbench.grammar import Invalid
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
-READS: tuple[int, ...] = ()
 FOLDER = "chain"
 INSIDE = 2  # chain/<history>/
 

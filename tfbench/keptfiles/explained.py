@@ -14,7 +14,6 @@ from tfbench.keptfiles import fields, reading
 from tfbench.measure.record import STATUSES
 
 FORMAT = 1
-READS: tuple[int, ...] = ()
 FOLDER = "explain"
 INSIDE = 2  # explain/<machine>/
 

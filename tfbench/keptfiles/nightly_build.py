@@ -14,7 +14,6 @@ from tfbench.grammar import Invalid, optional
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 1
-READS: tuple[int, ...] = ()
 FOLDER = "nightly"
 INSIDE = 2  # nightly/<machine>/
 
