@@ -149,9 +149,9 @@ FORMS: dict[str, Callable[[Any, str], Any]] = {
     record.BOOLEAN: optional(grammar.boolean),
     record.INTERVAL: optional(pair_of(grammar.number)),
     record.STATUS: grammar.one_of(record.STATUSES),
-    record.PARAMS: lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.param_value),
+    record.PARAMS: grammar.mapping_of(grammar.identifier, grammar.param_value),
     record.DEVICE: grammar.device,
-    record.COUNTERS: lambda v, f: grammar.mapping(v, f, grammar.identifier, grammar.number),
+    record.COUNTERS: grammar.mapping_of(grammar.identifier, grammar.number),
     record.COLLECTOR: optional(collector),
 }
 _CHECKS = {f.name: FORMS[f.form] for f in record.FIELDS if f.form is not None}

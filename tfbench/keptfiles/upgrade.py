@@ -35,9 +35,11 @@ class Upgraded:
 def upgrade(results: Path) -> Upgraded:
     """Every file of a former format under `results`, upgraded in place, whole."""
     found = Upgraded()
-    for kind in UPGRADABLE:
-        for path in sorted((results / kind.FOLDER).rglob("*.json")):
-            if place(kind.FOLDER, path.relative_to(results / kind.FOLDER).parts) is not kind:
+    for folder in sorted({k.FOLDER for k in UPGRADABLE}):  # gate runs and shards share one
+        for path in sorted((results / folder).rglob("*.json")):
+            placed = place(folder, path.relative_to(results / folder).parts)
+            kind = next((k for k in UPGRADABLE if k is placed), None)
+            if kind is None:
                 continue  # another kind's, or in no kind's place (the readers name it)
             try:
                 data = reading.load(path, kind.INSIDE)

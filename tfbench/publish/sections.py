@@ -247,8 +247,7 @@ def pairs(m: MachineReport) -> list[Block]:
         pair: Cell = ((" → ".join(label(t) for t in found.pair),),)
         if found.shifts:
             shifts = "; ".join(s.text() for s in found.shifts)
-            rows.append(_row("most points", ["common, one cause each", shifts, ""]))
-            rows[-1] = (pair, *rows[-1])
+            rows.append((pair, *_row("most points", ["common, one cause each", shifts, ""])))
         rows += [(pair, *row) for row in change_rows(found)]
         if not found.items:
             rows.append(
@@ -277,14 +276,13 @@ def families(m: MachineReport) -> list[Block]:
         if family.rows:
             plots = tuple((p.title, p.log, p.series) for p in family.plots)
             out.append(Plots(releases, plots, family.name, tuple(r.label for r in family.rows)))
-    rows = [
-        _row(f"{f.name}: {r.label}", [c.text() for c in r.cells]) for f in shown for r in f.rows
-    ]
-    marks = [
-        ("", *("" if c.leak is None else "leak" if c.leak else "flat" for c in r.cells))
-        for f in shown
-        for r in f.rows
-    ]
+    rows: list[tuple[Cell, ...]] = []
+    marks: list[tuple[str, ...]] = []
+    for family in shown:
+        for row in family.rows:
+            rows.append(_row(f"{family.name}: {row.label}", [c.text() for c in row.cells]))
+            leaks = ("" if c.leak is None else "leak" if c.leak else "flat" for c in row.cells)
+            marks.append(("", *leaks))
     if rows:
         out.append(Table(("point", *releases), tuple(rows), css="family", marks=tuple(marks)))
     return out
