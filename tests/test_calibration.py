@@ -297,6 +297,18 @@ def test_each_planted_step_read_twice_reads_the_same(planted_twice):
             assert abs(va - vb) <= figures.floor(figure, [va, vb]), (name, figure, va, vb)
 
 
+def test_the_planted_steps_answer_as_a_report_would_be_answered(planted_twice):
+    """A reported leak's answer (tfbench.answers) through the instrument: the planted cycle
+    is garbage only, the planted leak reproduces, the flat step does not reproduce, and each
+    one's two processes give the same answer (the A/A)."""
+    from tfbench import answers
+
+    expected = {"cycle_64kib": answers.GARBAGE, "leak_64kib": answers.REPRODUCES}
+    for name, readings in planted_twice.items():
+        given = [answers.answer(r).text for r in readings]
+        assert given == [expected.get(name, answers.FLAT)] * 2, (name, given)
+
+
 def test_a_cycles_sawtooth_is_the_one_a_plain_loop_draws(planted_twice):
     """The collector's figures say when a user's loop collects the cycles: counted here in
     a plain loop of the step (its own process, CPython's collector untouched)."""

@@ -22,6 +22,7 @@ history, nightly, publish, cli
 profile (where a run's and the tests' time goes; escape for its tables)  <-  cli
 naming (the suite's names: time_, the Costs twin, the GPU param; the standard library
 alone): below every reader
+floors, measure  <-  answers (a reported leak's answer from its step's record)  <-  publish, cli
 whole (files written whole, asv's kept whole, the run's lock, scratch folders) and faults
 (how a run ends: the exit codes, a fault's line), the standard library alone: below every
 writer
@@ -133,6 +134,9 @@ ALLOWED = {
     "faults": {"faults"},
     "__main__": {"__main__", "cli", "faults"},
 }
+ALLOWED["answers"] = {"units", "floors", "figures", "measure", "answers"}
+for reader in ("publish", "cli"):
+    ALLOWED[reader].add("answers")
 ALLOWED["cpu"] = {"cpu"}  # the CPU a figure is read on: the standard library alone
 ALLOWED["profile"] = {"profile", "escape"}  # where the time goes: its tables escaped
 for reader in ("keptfiles", "probes", "gate", "nightly", "publish", "cli", "history"):

@@ -6,7 +6,8 @@ nightly (tf-nightly builds), explain (why a step grows), publish (the report and
 cli (the command). Modules: targets (what can be measured, and measuring it), probes (the
 suite's probe contract: grids, figures, the probes file), sweep (a step release by
 release, and the bisection over releases), figures (every figure once: name, unit,
-direction, floor), floors (how far apart two readings must be to be a change), units
+direction, floor), floors (how far apart two readings must be to be a change), answers (a reported leak's
+answer from its step's record), units
 (units and their display), cpu (the CPU a figure was read on), grammar (the forms a kept
 value may take), keptfiles (every kept file, a module a kind: its format, check, read and
 write), escape (kept text made inert in Markdown and

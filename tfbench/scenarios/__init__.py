@@ -7,6 +7,7 @@ predict    model.predict, model(x), predict_on_batch and kin in a loop
 threads    sessions shared by threads, or one a thread
 footprint  what TensorFlow itself holds after import and one op
 articles   the five articles' fifteen examples, as written
+reported   memory reports from TensorFlow's issue tracker, each its reporter's reproducer
 
 A scenario's `prepare(**params)` builds its inputs and returns the step, a no-argument
 callable that does the pattern's unit of work once; the probe calls it per iteration. A
