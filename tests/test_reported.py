@@ -86,3 +86,111 @@ def test_each_reported_step_runs_and_its_graph_counts_read_exactly():
         assert by_step[step]["counters"]["graph_ops_per_call"] == 0, step
     for step in GROWING:
         assert by_step[step]["counters"]["graph_ops_per_call"] > 0, step
+
+
+# ---- the report's section and the site's page (tfbench.publish.reported) ----------------
+
+TAGS = ["v2.15.1", "v2.16.2", "v2.17.1"]
+CONSTANT, NORMAL = "tf68196_constant", "tf25473_normal_sample"
+HOSTILE = "AttributeError: <script>alert(1)</script> | no 'distributions'"
+
+
+def _history():
+    """#68196's step keeping 820 KiB a step on 2.16.2 alone; #25473's raising everywhere;
+    the rest not read."""
+    from tfbench import probes
+    from tfbench.gate.readings import Side
+    from tfbench.publish.results import Data, MachineResults
+
+    m = MachineResults("box", list(TAGS))
+    costs = "reported.ReportedCosts"
+    for tag in TAGS:
+        combo = (repr(CONSTANT),)
+        kept = 820 * KiB if tag == "v2.16.2" else 100.0
+        for method, value in (
+            ("track_leak", int(tag == "v2.16.2")),
+            ("track_retained_per_iteration", kept),
+            ("track_garbage_per_iteration", 0.0),
+        ):
+            m.values[(f"{costs}.{method}", combo, tag)] = (value, None, None)
+        m.values[("reported.Reported.time_step", combo, tag)] = (0.005, None, None)
+        point = probes.GridPoint(costs, (repr(NORMAL),))
+        m.reasons[("ReportedCosts", point.key, tag)] = HOSTILE
+    for (key, combo, tag), (value, _, _) in m.values.items():  # one reading a release
+        side = m.sides.setdefault(tag, Side())
+        side.count = 1
+        side.add((key, combo), value)
+    variants = [[repr(s.split(".", 1)[1]) for s in STEPS]]
+    benchmarks = {
+        name: {"params": variants, "param_names": ["variant"], "unit": "", "version": "1"}
+        for name in (
+            "reported.Reported.time_step",
+            f"{costs}.track_leak",
+            f"{costs}.track_retained_per_iteration",
+            f"{costs}.track_garbage_per_iteration",
+        )
+    }
+    return Data(benchmarks, {"box": m}, [])
+
+
+def test_each_reports_answers_and_where_they_changed_come_from_the_history():
+    from tfbench.publish import report
+
+    (machine,) = report.build(_history()).machines
+    by_step = {s.variant: s for r in machine.reported for s in r.steps}
+    constant = by_step[CONSTANT]
+    assert [a.text for a in constant.answers] == [
+        answers.FLAT,
+        answers.REPRODUCES,
+        answers.FLAT,
+    ]
+    assert [(c.after, c.was, c.now) for c in constant.changes(TAGS)] == [
+        ("v2.16.2", answers.FLAT, answers.REPRODUCES),
+        ("v2.17.1", answers.REPRODUCES, answers.FLAT),
+    ]
+    normal = by_step[NORMAL]
+    assert {a.text for a in normal.answers} == {answers.FAILS} and not normal.changes(TAGS)
+    assert all(a is None for a in by_step["tf41973_fit_new_model"].answers)  # not read
+
+
+def test_the_section_and_the_page_escape_what_the_results_say(tmp_path):
+    from tfbench.publish import html, markdown, report, site
+
+    built = report.build(_history())
+    assert built.reported
+    md = markdown.render(built)
+    assert "Reported leaks: TensorFlow's issues, answered" in md
+    assert "[tensorflow\\#68196](https://github.com/tensorflow/tensorflow/issues/68196)" in md
+    assert "v2.16.2: does not reproduce → reproduces" in md
+    assert "Not read on this machine yet: \\#62551 tf62551_eager" in md
+    assert "<script>" not in md and "\\| no" in md  # a reason is text, a pipe no column
+    page = html.render_reported(built)
+    assert 'href="https://github.com/tensorflow/tensorflow/issues/25473"' in page
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert 'reported.html">reported leaks' in html.render(built)
+    site.write_report(_history(), tmp_path)  # the site writes the page beside the report
+    assert (tmp_path / html.REPORTED_PAGE).read_text() == page
+
+
+def test_the_upstream_comment_says_what_reproduces_where_with_the_step_run():
+    from tfbench.publish import families, report, reported as published
+
+    data = _history()
+    by_name = {f.name: f for f in families.families(data.benchmarks)}
+    found = published.answered(by_name, data.machines["box"])
+    (constant,) = [a for a in found if a.report.number == 68196]
+    text = published.comment(constant, TAGS, "box <b>")
+    assert "| v2.16.2 | reproduces: 820 KiB kept a step |" in text
+    assert "- `tf68196_constant`: v2.17.1: reproduces → does not reproduce" in text
+    assert "y = tf.constant(5.0)" in text  # the step's own code
+    assert "`box <b>`" in text  # a machine's name as code, never markup
+    (normal,) = [a for a in found if a.report.number == 25473]
+    assert "&lt;script&gt;" in published.comment(normal, TAGS, "box")
+    assert report.build(data).machines[0].reported == found
+
+
+def test_upstream_refuses_a_report_the_suite_does_not_hold():
+    from conftest import run_cli
+
+    run = run_cli("upstream", "tensorflow#1")
+    assert run.returncode == 2 and "tensorflow#1 is no report the suite holds" in run.stderr

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from tfbench import floors
 from tfbench.measure import record
+from tfbench.units import format_bytes
 
 REPRODUCES = "reproduces"
 GARBAGE = "garbage only"
@@ -32,27 +33,50 @@ class Answer:
     garbage: float | None  # bytes a step left to the cyclic collector
     why: str = ""  # where it does not run: the error
 
+    def said(self) -> str:
+        """The answer in a line, with the figure it rests on (a step: the reporter's loop
+        body)."""
+        if self.text == REPRODUCES and self.kept is not None:
+            return f"{REPRODUCES}: {format_bytes(self.kept)} kept a step"
+        if self.text == GARBAGE and self.garbage is not None:
+            return f"{GARBAGE}: {format_bytes(self.garbage)} a step until a collection"
+        if self.text == FAILS:
+            return f"{FAILS}: {self.why}"
+        return self.text
+
 
 def answer(measured: record.Record) -> Answer:
     """The answer a step's record gives (a whole record, or a kept one)."""
     if not record.measured(measured):
         why = measured.get("error") or measured.get("status") or "no reading"
         return Answer(FAILS, None, None, str(why))
-    kept = measured.get("retained_bytes_per_iteration")
-    garbage = measured.get("garbage_bytes_per_iteration")
-    leak = measured.get("leak")
+    return judged(
+        measured.get("leak"),
+        measured.get("retained_bytes_per_iteration"),
+        measured.get("garbage_bytes_per_iteration"),
+        measured.get("garbage_interval"),
+    )
+
+
+def judged(
+    leak: bool | None,
+    kept: float | None,
+    garbage: float | None,
+    interval: list[float] | None = None,
+) -> Answer:
+    """The answer of a step that measured, from its figures: the leak verdict, what it keeps
+    and the garbage it leaves a step, with that garbage's 95% interval where read (the
+    history's medians have none)."""
     if leak is None:
         return Answer(NO_VERDICT, kept, garbage)
     if leak:
         return Answer(REPRODUCES, kept, garbage)
-    return Answer(GARBAGE if _garbage(measured) else FLAT, kept, garbage)
+    return Answer(GARBAGE if _garbage(garbage, interval) else FLAT, kept, garbage)
 
 
-def _garbage(measured: record.Record) -> bool:
-    """The collector frees at least the garbage floor a step, the slope's whole 95% interval
-    above zero."""
-    garbage = measured.get("garbage_bytes_per_iteration")
-    interval = measured.get("garbage_interval")
+def _garbage(garbage: float | None, interval: list[float] | None) -> bool:
+    """The collector frees at least the garbage floor a step, the slope's 95% interval, where
+    read, wholly above zero."""
     if garbage is None or garbage < floors.GARBAGE_FLOOR:
         return False
     return not interval or interval[0] > 0

@@ -1,6 +1,8 @@
 """`tfbench upstream ROW|TARGET`: a report TensorFlow's maintainers can act on, in
 results/upstream/<machine>/<slug>/: the nightly bisection (bisect.json, kept), issue.md,
-repro.py and plot.png."""
+repro.py and plot.png. `tfbench upstream tensorflow#N`: the comment a maintainer could post
+on a reported leak the suite holds (tfbench.scenarios.reported), from the history's answers,
+in results/upstream/<machine>/tensorflow-N/comment.md."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 # measurement reads; the table's order is the order a gate's worse rows are taken in)
 METRIC_OF = {f.method: f.name for f in figures.FIGURES if f.bisect}
 ROW = re.compile(r"^(?P<bench>[\w.]+)\((?P<params>.*)\)$")
+REPORT = re.compile(r"^tensorflow#(?P<number>\d+)$")
 
 
 def add(sub: Subcommands) -> None:
@@ -32,7 +35,8 @@ def add(sub: Subcommands) -> None:
     u.add_argument(
         "target",
         help="a gate or report row as asv prints it (module.ClassCosts.track_x(params)), a "
-        "scenario id, path/to/file.py::function, or `gate`: the kept gate run's worse rows",
+        "scenario id, path/to/file.py::function, `gate`: the kept gate run's worse rows, or "
+        "tensorflow#N: the comment on a reported leak the suite answers",
     )
     u.add_argument("--top", type=int, default=2, help="with `gate`: at most this many rows")
     u.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
@@ -92,8 +96,11 @@ def run(args: argparse.Namespace) -> int:
     from asv.machine import Machine
 
     config = common.config(args)
-    versions = common.release_range(args.range or common.tracked()[-2:])
     machine = common.machine(args.machine or Machine.get_unique_machine_name())
+    reported = REPORT.match(args.target)
+    if reported:
+        return comment(int(reported["number"]), machine, config)
+    versions = common.release_range(args.range or common.tracked()[-2:])
     if args.target == "gate":
         chosen = gate_rows(config, machine, (f"v{versions[0]}", f"v{versions[-1]}"), args.top)
         codes = [report(args, t, m, versions, machine, config, row) for t, m, row in chosen]
@@ -103,6 +110,32 @@ def run(args: argparse.Namespace) -> int:
     if metric not in figures.BISECTED:
         raise BadInput(f"unknown metric {metric!r}; choose from {', '.join(figures.BISECTED)}")
     return report(args, target, metric, versions, machine, config, args.target if found else None)
+
+
+def comment(number: int, machine: str, config: Path) -> int:
+    """The comment on reported leak `number`, from the machine's history, written and
+    printed."""
+    from tfbench import whole
+    from tfbench.publish import families, reported, site
+
+    found = {r.number: r for r in reported.REPORTS}
+    if number not in found:
+        known = ", ".join(f"tensorflow#{n}" for n in sorted(found))
+        raise BadInput(f"tensorflow#{number} is no report the suite holds; it holds {known}")
+    data = site.read(config)
+    history = data.machines.get(machine)
+    if history is None or not history.releases:
+        raise BadInput(f"no history on machine {machine} to answer tensorflow#{number} from")
+    by_name = {f.name: f for f in families.families(data.benchmarks)}
+    (answers,) = [a for a in reported.answered(by_name, history) if a.report.number == number]
+    if not any(s.newest() for s in answers.steps):
+        raise BadInput(f"tensorflow#{number} is not read on machine {machine} yet")
+    text = reported.comment(answers, history.releases, machine)
+    path = config.parent / "results" / "upstream" / machine / f"tensorflow-{number}" / "comment.md"
+    whole.write(path, text)
+    print(text, end="")
+    print(f"written: {path}")
+    return 0
 
 
 def gate_rows(

@@ -5,7 +5,7 @@ families  the benchmark families, their grid points and labels
 articles  the five articles described once: examples, isolating variants, claims
 claims    a claim's answer per release, with the reason for gaps
 changes   what changed between adjacent releases (the gate's rules), and the kept gate run
-findings  the articles' examples as written: figures per release, isolating variants, findings
+findings, reported  the articles' examples as written; TensorFlow's reported leaks answered
 report, headline  the report computed once, as data; its first screen in users' words
 sections, blocks, svg  sections built once as blocks (Markdown, HTML, lines); SVG plots
 markdown, html  render a Report to Markdown and to an HTML page (they read only the Report)

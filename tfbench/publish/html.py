@@ -64,18 +64,40 @@ def _machine(m: MachineReport) -> list[str]:
         + _filed(m)
         + _pythons(m)
     )
-    out += blocks.html(sections.articles(m) + sections.pairs(m) + sections.families(m))
+    out += blocks.html(
+        sections.articles(m) + sections.reported(m) + sections.pairs(m) + sections.families(m)
+    )
     return out
 
 
-def render(report: Report) -> str:
-    out = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>tfbench release report</title>",
+REPORTED_PAGE = "reported.html"
+
+
+def _head(title: str, report: Report) -> list[str]:
+    return [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>",
         f"<style>{STYLE}</style></head><body>",
-        '<p><a href="index.html">&larr; asv graphs</a>'
+        '<p><a href="index.html">&larr; asv graphs</a> | <a href="report.html">release report</a>'
         + (' | <a href="nightly.html">nightly watch</a>' if report.nightly else "")
-        + "</p><h1>tfbench release report</h1>",
+        + (f' | <a href="{REPORTED_PAGE}">reported leaks</a>' if report.reported else "")
+        + f"</p><h1>{title}</h1>",
     ]
+
+
+def render_reported(report: Report) -> str:
+    """The site's page of TensorFlow's reported leaks: each machine's answers."""
+    out = _head("TensorFlow's reported leaks, answered by tfbench", report)
+    for machine in report.machines:
+        found = sections.reported(machine)
+        if found:
+            out.append(f'<h2 class="machine">Machine {html.escape(machine.name)}</h2>')
+            out += blocks.html(found)
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def render(report: Report) -> str:
+    out = _head("tfbench release report", report)
     for machine in report.machines:
         out += _machine(machine)
     if report.problems:

@@ -55,7 +55,12 @@ def _machine(m: MachineReport) -> list[str]:
     out += _why(m)
     out += _filed(m)
     out += _pythons(m)
-    for section in (sections.articles(m), sections.pairs(m), sections.families(m)):
+    for section in (
+        sections.articles(m),
+        sections.reported(m),
+        sections.pairs(m),
+        sections.families(m),
+    ):
         out += ["", *blocks.markdown(section)] if section else []
     return out
 

@@ -38,6 +38,7 @@ from tfbench.publish import (
     reasons,
 )
 from tfbench.publish.reasons import span
+from tfbench.publish.reported import ReportAnswers, answered
 from tfbench.publish.results import Data, MachineResults
 from tfbench.units import KiB, MiB, format_value
 
@@ -144,6 +145,7 @@ class MachineReport:
     verdicts: list[claims.Answer]
     changes: list[changes.Changes]  # adjacent releases, oldest first, from the history
     articles: list[findings.ArticleSection]
+    reported: list[ReportAnswers]  # TensorFlow's reported leaks, answered
     families: list[FamilySection]
     filed: list[filed.Filed]  # reports to file with TensorFlow (tfbench upstream)
     pythons: python_axis.PythonSection | None  # the newest release on other Pythons
@@ -161,6 +163,11 @@ class Report:
     problems: list[str]  # unreadable results files, and why
     machines: list[MachineReport]
     nightly: bool = False  # the site has the nightly watch's page
+
+    @property
+    def reported(self) -> bool:
+        """Whether some machine answers TensorFlow's reported leaks (the site's page)."""
+        return any(r.measured for m in self.machines for r in m.reported)
 
 
 PLOTS = (
@@ -256,6 +263,7 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         verdicts,
         [_counted(c) for c in changes.history_changes(data, machine)],
         findings.sections(by_name, machine),
+        answered(by_name, machine),
         [_family(f, machine) for f in fams],
         filed.read(data, machine.machine),
         python_axis.across_pythons(machine, fams),

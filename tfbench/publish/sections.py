@@ -3,6 +3,7 @@ renderers: each sentence written here, escaped by the emitter of each format."""
 
 from __future__ import annotations
 
+from tfbench import answers
 from tfbench.escape import command as shell
 from tfbench.history.releases import label
 from tfbench.publish.blocks import (
@@ -38,6 +39,7 @@ from tfbench.publish.report import (
     told_articles,
     verdict_parts,
 )
+from tfbench.publish.reported import REPORTED_NOTE, ReportAnswers, StepAnswers
 
 CHANGE_HEAD = ("point", "direction", "what changed", "re-measure")
 
@@ -231,6 +233,62 @@ def articles(m: MachineReport) -> list[Block]:
                 summary = f"{ex.example.variant}: the catalog variants that isolate the cause"
                 out.append(Details((summary,), (Table(("variant", *releases), isolating),)))
     return out
+
+
+def reported(m: MachineReport) -> list[Block]:
+    """TensorFlow's reported leaks: a row a report's step, with the reporter's claim, the
+    newest answer and the releases where the answer changed; folded, every release's."""
+    if not any(r.measured for r in m.reported):
+        return []
+    releases = tuple(label(t) for t in m.releases)
+    newest = releases[-1]
+    head = ("report", "reported on", "the reporter says", f"answer on {newest}", "changed")
+    rows, marks, every, unread = [], [], [], []
+    for r in m.reported:
+        for step in r.steps:
+            if step.newest() is None:
+                unread.append(f"#{r.report.number} {step.variant}")
+                continue
+            rows.append(_reported_row(r, step, m.releases))
+            found = step.newest()
+            leaks = found is not None and found[1].text == answers.REPRODUCES
+            marks.append(("", "", "", "leak" if leaks else "", ""))
+            texts = [a.text if a else "not read" for a in step.answers]
+            every.append(_row(f"#{r.report.number} {step.variant}", texts))
+    out: list[Block] = [
+        Heading(("Reported leaks: TensorFlow's issues, answered",), anchor="reported"),
+        Paragraph((REPORTED_NOTE,)),
+        Table(head, tuple(rows), marks=tuple(marks)),
+        Details(("Every release's answer",), (Table(("step", *releases), tuple(every)),)),
+    ]
+    if unread:
+        out.append(Paragraph((f"Not read on this machine yet: {', '.join(unread)}.",)))
+    return out
+
+
+def _reported_row(r: ReportAnswers, step: StepAnswers, tags: list[str]) -> tuple[Cell, ...]:
+    report = r.report
+    on = ", ".join(
+        part
+        for part in (
+            f"TF {report.release}" if report.release else "",
+            f"Python {report.python}" if report.python else "",
+        )
+        if part
+    )
+    found = step.newest()
+    assert found is not None  # only steps read somewhere have a row
+    where = "" if found[0] == len(tags) - 1 else f" (on {label(tags[found[0]])})"
+    now = found[1].said() + where
+    changed = [f"{label(c.after)}: {c.was} → {c.now}" for c in step.changes(tags)]
+    link = Link(f"tensorflow#{report.number}", report.url)
+    return (
+        ((link,), (report.title,), (Code(step.variant),)),
+        ((on or "not stated",),),
+        ((report.claim,),),
+        ((now,),),
+        tuple((c,) for c in changed) or (("no change over the releases read",),),
+    )
 
 
 def _row(name: str, texts: list[str]) -> tuple[Cell, ...]:

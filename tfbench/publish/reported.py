@@ -1,0 +1,134 @@
+"""The report's "Reported leaks" section: each memory report of TensorFlow's tracker the
+suite holds (tfbench.scenarios.reported), its answer on every release (tfbench.answers,
+from the history's figures of its step) and the releases where the answer changed."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from tfbench import answers, escape
+from tfbench.answers import Answer
+from tfbench.history.releases import label
+from tfbench.publish.families import Family, reason
+from tfbench.publish.reasons import one_line
+from tfbench.publish.results import MachineResults
+from tfbench.scenarios.reported import REPORTS, Report
+
+FAMILY = "reported.Reported"  # the step benchmarks of tfbench/scenarios/reported.py
+REPORTED_NOTE = (
+    "Memory reports from TensorFlow's issue tracker, each its reporter's reproducer as a step "
+    "(the reporter's loop body; what each adapts: tfbench/scenarios/reported.py), answered on "
+    "every release: reproduces (the step keeps memory for good), garbage only (it leaves "
+    "reference cycles that only Python's collector frees: a periodic gc.collect() bounds "
+    "them), does not reproduce, or does not run (its error)."
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    before: str  # the release read last before the answer changed
+    after: str  # the first release with the new answer
+    was: str  # answers.ANSWERS
+    now: str
+
+
+@dataclass(frozen=True)
+class StepAnswers:
+    variant: str  # the family's variant: the scenario id less "reported."
+    answers: list[Answer | None]  # per release of the machine; None: not read there
+
+    def newest(self) -> tuple[int, Answer] | None:
+        """The newest release's position with an answer, and that answer."""
+        found = [(k, a) for k, a in enumerate(self.answers) if a is not None]
+        return found[-1] if found else None
+
+    def changes(self, releases: list[str]) -> list[Change]:
+        """Each release whose answer differs from the release read before it."""
+        out, last = [], None
+        for release, found in zip(releases, self.answers):
+            if found is None:
+                continue
+            if last is not None and last[1].text != found.text:
+                out.append(Change(last[0], release, last[1].text, found.text))
+            last = (release, found)
+        return out
+
+
+@dataclass(frozen=True)
+class ReportAnswers:
+    report: Report
+    steps: list[StepAnswers]
+
+    @property
+    def measured(self) -> bool:
+        return any(s.newest() for s in self.steps)
+
+
+def answer_on(family: Family, machine: MachineResults, variant: str, tag: str) -> Answer | None:
+    """A step's answer on one release from the history's figures; where the probe kept no
+    figures, its reason (the reproducer's error) is a `does not run`; None: not read."""
+    combo = (repr(variant),)
+
+    def value(figure: str) -> float | None:
+        return machine.value(family.benchmark(figure), combo, tag)
+
+    leak = value("leak")
+    if leak is None:
+        why = reason(family, machine, combo, tag)
+        return Answer(answers.FAILS, None, None, one_line(why)) if why else None
+    return answers.judged(leak >= 1, value("retained"), value("garbage"))
+
+
+def answered(families: dict[str, Family], machine: MachineResults) -> list[ReportAnswers]:
+    """Every report's answers on the machine's releases; none where the history holds no
+    reported family."""
+    family = families.get(FAMILY)
+    if family is None:
+        return []
+    out = []
+    for report in REPORTS:
+        steps = []
+        for sid in report.steps:
+            variant = sid.split(".", 1)[1]
+            found = [answer_on(family, machine, variant, t) for t in machine.releases]
+            steps.append(StepAnswers(variant, found))
+        out.append(ReportAnswers(report, steps))
+    return out
+
+
+def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
+    """The comment a maintainer could post on the report: what reproduces on which release,
+    the step that was run and the figures its answers rest on (results' text escaped)."""
+    report = found.report
+    variants = [s.variant for s in found.steps]
+    lines = [
+        f"tfbench ran this report's reproducer on each TensorFlow release it tracks, on "
+        f"machine {escape.code(machine)} (CPU): the reporter's loop body as a step, the "
+        "heap in use read after Python's full collections (what a step keeps for good) apart "
+        "from the garbage only the cyclic collector frees.",
+        "",
+        "| release | " + " | ".join(escape.code(v) for v in variants) + " |",
+        "|---" * (len(variants) + 1) + "|",
+    ]
+    for k, release in enumerate(releases):
+        cells = []
+        for step in found.steps:
+            answer = step.answers[k]
+            cells.append(escape.markdown(answer.said()) if answer else "not read")
+        lines.append(f"| {escape.markdown(label(release))} | " + " | ".join(cells) + " |")
+    changed = [
+        f"- {escape.code(s.variant)}: {escape.markdown(label(c.after))}: {c.was} → {c.now}"
+        for s in found.steps
+        for c in s.changes(releases)
+    ]
+    lines += ["", *(changed or ["No answer changed over these releases."]), ""]
+    lines.append(f"What the step adapts of the reproducer: {escape.markdown(report.adapted)}.")
+    for sid, (prepare, _, _) in report.steps.items():
+        lines += ["", f"{escape.code(sid)}:", "", "```python", inspect.getsource(prepare), "```"]
+    lines += [
+        "",
+        "To read a step again on every release (tfbench's own command, from its checkout): "
+        f"`tfbench measure {next(iter(report.steps))} --releases all`.",
+    ]
+    return "\n".join(lines) + "\n"
