@@ -173,7 +173,8 @@ def test_the_section_and_the_page_escape_what_the_results_say(tmp_path):
 
 
 def test_the_upstream_comment_says_what_reproduces_where_with_the_step_run():
-    from tfbench.publish import families, report, reported as published
+    from tfbench.publish import families, report
+    from tfbench.publish import reported as published
 
     data = _history()
     by_name = {f.name: f for f in families.families(data.benchmarks)}
