@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from tfbench import answers, escape
 from tfbench.answers import Answer
 from tfbench.history.releases import label
-from tfbench.publish.families import Family, reason
-from tfbench.publish.reasons import one_line
+from tfbench.publish.families import Family
+from tfbench.publish.findings import literal
 from tfbench.publish.results import MachineResults
 from tfbench.scenarios.reported import REPORTS, Report
 
@@ -66,18 +66,15 @@ class ReportAnswers:
 
 
 def answer_on(family: Family, machine: MachineResults, variant: str, tag: str) -> Answer | None:
-    """A step's answer on one release from the history's figures; where the probe kept no
-    figures, its reason (the reproducer's error) is a `does not run`; None: not read."""
-    combo = (repr(variant),)
-
-    def value(figure: str) -> float | None:
-        return machine.value(family.benchmark(figure), combo, tag)
-
-    leak = value("leak")
-    if leak is None:
-        why = reason(family, machine, combo, tag)
-        return Answer(answers.FAILS, None, None, one_line(why)) if why else None
-    return answers.judged(leak >= 1, value("retained"), value("garbage"))
+    """A step's answer on one release from the history's figures (read as the articles'
+    examples are, tfbench.publish.findings.literal); where the probe kept no figures, its
+    reason (the reproducer's error) is a `does not run`; None: not read."""
+    found = literal(family, machine, variant, tag)
+    if found.error is not None:
+        return Answer(answers.FAILS, None, None, found.error)
+    if found.leak is None:
+        return None
+    return answers.judged(found.leak, found.growth, found.garbage)
 
 
 def answered(families: dict[str, Family], machine: MachineResults) -> list[ReportAnswers]:
