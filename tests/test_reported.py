@@ -56,6 +56,11 @@ def test_each_answer_from_the_record_that_gives_it():
     failed["error"] = "AttributeError: module 'tensorflow' has no attribute 'distributions'"
     assert answers.answer(failed) == answers.Answer(answers.FAILS, None, None, failed["error"])
     assert answers.answer(_record(leak=None)).text == answers.NO_VERDICT
+    # where the heap was not read, the verdict rests on RSS alone, and the answer says so
+    rss = _record(leak=True, leak_basis="rss", growth_bytes_per_iteration=96 * KiB)
+    given = answers.answer(rss)
+    assert (given.text, given.kept, given.basis) == (answers.REPRODUCES, 96 * KiB, answers.RSS)
+    assert given.said() == "reproduces: 96 KiB kept a step (RSS alone: the heap was not read)"
 
 
 # The reports whose TF1 code builds its graph once, and those that add to it every call:

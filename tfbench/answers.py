@@ -24,6 +24,7 @@ FLAT = "does not reproduce"
 FAILS = "does not run"
 NO_VERDICT = "no verdict"
 ANSWERS = (REPRODUCES, GARBAGE, FLAT, FAILS, NO_VERDICT)
+HEAP, RSS = "heap", "rss"  # what a verdict rests on (the record's leak_basis)
 
 
 @dataclass(frozen=True)
@@ -32,17 +33,19 @@ class Answer:
     kept: float | None  # bytes kept for good a step (the retained slope)
     garbage: float | None  # bytes a step left to the cyclic collector
     why: str = ""  # where it does not run: the error
+    basis: str = HEAP  # what the verdict rests on: the heap, or RSS alone where unread
 
     def said(self) -> str:
         """The answer in a line, with the figure it rests on (a step: the reporter's loop
         body)."""
-        if self.text == REPRODUCES and self.kept is not None:
-            return f"{REPRODUCES}: {format_bytes(self.kept)} kept a step"
-        if self.text == GARBAGE and self.garbage is not None:
-            return f"{GARBAGE}: {format_bytes(self.garbage)} a step until a collection"
         if self.text == FAILS:
             return f"{FAILS}: {self.why}"
-        return self.text
+        said = self.text
+        if self.text == REPRODUCES and self.kept is not None:
+            said = f"{REPRODUCES}: {format_bytes(self.kept)} kept a step"
+        elif self.text == GARBAGE and self.garbage is not None:
+            said = f"{GARBAGE}: {format_bytes(self.garbage)} a step until a collection"
+        return f"{said} (RSS alone: the heap was not read)" if self.basis == RSS else said
 
 
 def answer(measured: record.Record) -> Answer:
@@ -50,11 +53,16 @@ def answer(measured: record.Record) -> Answer:
     if not record.measured(measured):
         why = measured.get("error") or measured.get("status") or "no reading"
         return Answer(FAILS, None, None, str(why))
+    basis = measured.get("leak_basis") or HEAP
+    kept = measured.get("retained_bytes_per_iteration")
+    if basis == RSS:
+        kept = measured.get("growth_bytes_per_iteration")
     return judged(
         measured.get("leak"),
-        measured.get("retained_bytes_per_iteration"),
+        kept,
         measured.get("garbage_bytes_per_iteration"),
         measured.get("garbage_interval"),
+        basis,
     )
 
 
@@ -63,15 +71,18 @@ def judged(
     kept: float | None,
     garbage: float | None,
     interval: list[float] | None = None,
+    basis: str = HEAP,
 ) -> Answer:
     """The answer of a step that measured, from its figures: the leak verdict, what it keeps
-    and the garbage it leaves a step, with that garbage's 95% interval where read (the
-    history's medians have none)."""
+    (RSS's growth where the verdict rests on RSS alone) and the garbage it leaves a step,
+    with that garbage's 95% interval where read (the history's medians have none)."""
     if leak is None:
-        return Answer(NO_VERDICT, kept, garbage)
-    if leak:
-        return Answer(REPRODUCES, kept, garbage)
-    return Answer(GARBAGE if _garbage(garbage, interval) else FLAT, kept, garbage)
+        text = NO_VERDICT
+    elif leak:
+        text = REPRODUCES
+    else:
+        text = GARBAGE if _garbage(garbage, interval) else FLAT
+    return Answer(text, kept, garbage, basis=basis)
 
 
 def _garbage(garbage: float | None, interval: list[float] | None) -> bool:

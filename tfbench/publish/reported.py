@@ -74,7 +74,9 @@ def answer_on(family: Family, machine: MachineResults, variant: str, tag: str) -
         return Answer(answers.FAILS, None, None, found.error)
     if found.leak is None:
         return None
-    return answers.judged(found.leak, found.growth, found.garbage)
+    heap = machine.value(family.benchmark("retained"), (repr(variant),), tag) is not None
+    basis = answers.HEAP if heap else answers.RSS
+    return answers.judged(found.leak, found.growth, found.garbage, basis=basis)
 
 
 def answered(families: dict[str, Family], machine: MachineResults) -> list[ReportAnswers]:
