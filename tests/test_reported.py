@@ -166,7 +166,7 @@ def test_the_section_and_the_page_escape_what_the_results_say(tmp_path):
     md = markdown.render(built)
     assert "Reported leaks: TensorFlow's issues, answered" in md
     assert "[tensorflow\\#68196](https://github.com/tensorflow/tensorflow/issues/68196)" in md
-    assert "v2.16.2: does not reproduce → reproduces" in md
+    assert "v2.16.2 (after v2.15.1): does not reproduce → reproduces" in md
     assert "Not read on this machine yet: \\#62551 tf62551_eager" in md
     assert "<script>" not in md and "\\| no" in md  # a reason is text, a pipe no column
     page = html.render_reported(built)
@@ -187,7 +187,7 @@ def test_the_upstream_comment_says_what_reproduces_where_with_the_step_run():
     (constant,) = [a for a in found if a.report.number == 68196]
     text = published.comment(constant, TAGS, "box <b>")
     assert "| v2.16.2 | reproduces: 820 KiB kept a step |" in text
-    assert "- `tf68196_constant`: v2.17.1: reproduces → does not reproduce" in text
+    assert "- `tf68196_constant`: v2.17.1 (after v2.16.2): reproduces → does not reproduce" in text
     assert "y = tf.constant(5.0)" in text  # the step's own code
     assert "`box <b>`" in text  # a machine's name as code, never markup
     (normal,) = [a for a in found if a.report.number == 25473]

@@ -32,6 +32,10 @@ class Change:
     was: str  # answers.ANSWERS
     now: str
 
+    def said(self) -> str:
+        """v2.21.0 (after v2.16.2): reproduces → does not reproduce."""
+        return f"{label(self.after)} (after {label(self.before)}): {self.was} → {self.now}"
+
 
 @dataclass(frozen=True)
 class StepAnswers:
@@ -117,7 +121,7 @@ def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
             cells.append(escape.markdown(answer.said()) if answer else "not read")
         lines.append(f"| {escape.markdown(label(release))} | " + " | ".join(cells) + " |")
     changed = [
-        f"- {escape.code(s.variant)}: {escape.markdown(label(c.after))}: {c.was} → {c.now}"
+        f"- {escape.code(s.variant)}: {escape.markdown(c.said())}"
         for s in found.steps
         for c in s.changes(releases)
     ]

@@ -280,7 +280,7 @@ def _reported_row(r: ReportAnswers, step: StepAnswers, tags: list[str]) -> tuple
     assert found is not None  # only steps read somewhere have a row
     where = "" if found[0] == len(tags) - 1 else f" (on {label(tags[found[0]])})"
     now = found[1].said() + where
-    changed = [f"{label(c.after)}: {c.was} → {c.now}" for c in step.changes(tags)]
+    changed = [c.said() for c in step.changes(tags)]
     link = Link(f"tensorflow#{report.number}", report.url)
     return (
         ((link,), (report.title,), (Code(step.variant),)),
