@@ -106,7 +106,7 @@ def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
     report = found.report
     variants = [s.variant for s in found.steps]
     lines = [
-        f"tfbench ran this report's reproducer on each TensorFlow release it tracks, on "
+        f"tfbench ran this report's reproducer on the TensorFlow releases below, on "
         f"machine {escape.code(machine)} (CPU): the reporter's loop body as a step, the "
         "heap in use read after Python's full collections (what a step keeps for good) apart "
         "from the garbage only the cyclic collector frees.",
