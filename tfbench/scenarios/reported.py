@@ -117,6 +117,34 @@ def function_identity() -> Step:
     return articles._counted(lambda: operate(img), function=operate)
 
 
+def tensor_to_numpy() -> Step:
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.random.normal((1024, 1024))
+
+    def body():
+        y = np.array(x)  # noqa: F841 - the reporter's
+
+    return body
+
+
+def loss_under_a_tape() -> Step:
+    import tensorflow as tf
+
+    layer = tf.keras.layers.Dense(5)
+    inputs = tf.zeros([32, 100], tf.float32)
+    labels = tf.zeros([32], tf.int64)
+
+    def body():
+        with tf.GradientTape() as tape:  # the reporter's: no gradient taken
+            logits = layer(inputs)
+            loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        return tape, loss
+
+    return body
+
+
 # --- Keras models: a call, fit, predict
 
 
@@ -395,6 +423,40 @@ REPORTS = (
                 function_identity,
                 "a tf.function returning its (6, 6, 7) input",
                 MANY,
+            ),
+        },
+    ),
+    Report(
+        30165,
+        "TF 2.0 - Put Tensor into some Numpy functions continuously increases memory usage",
+        "closed",
+        "2.0.0-beta1",
+        "3.7.3",
+        "memory grows without end while np.array() copies the same 1024x1024 tensor in a loop",
+        f"{STEP}; its time.sleep(0.01) a call left out (a pause, not the pattern)",
+        {
+            "reported.tf30165_numpy_array": (
+                tensor_to_numpy,
+                "np.array(x) of one eager 1024x1024 float32 tensor",
+                40,
+            ),
+        },
+    ),
+    Report(
+        20062,
+        "Memory leak using loss in Eager Execution",
+        "closed",
+        "1.9.0-rc0",
+        "3.6.5",
+        "memory grows while a Dense layer's logits and a sparse softmax cross-entropy loss "
+        "are computed under a GradientTape in a loop; other losses leak alike",
+        f"{STEP}; the loss through tf.compat.v1.losses; tf.enable_eager_execution() dropped",
+        {
+            "reported.tf20062_loss_under_a_tape": (
+                loss_under_a_tape,
+                "Dense(5) logits and tf.compat.v1.losses.sparse_softmax_cross_entropy under "
+                "a GradientTape",
+                400,
             ),
         },
     ),
