@@ -121,6 +121,13 @@ def _history():
         m.values[("reported.Reported.time_step", combo, tag)] = (0.005, None, None)
         point = probes.GridPoint(costs, (repr(NORMAL),))
         m.reasons[("ReportedCosts", point.key, tag)] = HOSTILE
+    newest = (repr(CONSTANT),)  # the newest release on two more Pythons: one keeps
+    for python, leak in (("3.12", 1), ("3.13", 0)):
+        m.pythons[python] = {
+            (f"{costs}.track_leak", newest, TAGS[-1]): leak,
+            (f"{costs}.track_retained_per_iteration", newest, TAGS[-1]): 400 * KiB * leak,
+            (f"{costs}.track_garbage_per_iteration", newest, TAGS[-1]): 0.0,
+        }
     for (key, combo, tag), (value, _, _) in m.values.items():  # one reading a release
         side = m.sides.setdefault(tag, Side())
         side.count = 1
@@ -153,6 +160,10 @@ def test_each_reports_answers_and_where_they_changed_come_from_the_history():
         ("v2.16.2", answers.FLAT, answers.REPRODUCES),
         ("v2.17.1", answers.REPRODUCES, answers.FLAT),
     ]
+    assert {p: a.text for p, a in constant.pythons.items()} == {
+        "3.12": answers.REPRODUCES,
+        "3.13": answers.FLAT,
+    }
     normal = by_step[NORMAL]
     assert {a.text for a in normal.answers} == {answers.FAILS} and not normal.changes(TAGS)
     assert all(a is None for a in by_step["tf41973_fit_new_model"].answers)  # not read
@@ -168,6 +179,7 @@ def test_the_section_and_the_page_escape_what_the_results_say(tmp_path):
     assert "[tensorflow\\#68196](https://github.com/tensorflow/tensorflow/issues/68196)" in md
     assert "v2.16.2 (after v2.15.1): does not reproduce → reproduces" in md
     assert "Not read on this machine yet: \\#62551 tf62551_eager" in md
+    assert "the same on Python 3.13; Python 3.12: reproduces: 400 KiB kept a step" in md
     assert "<script>" not in md and "\\| no" in md  # a reason is text, a pipe no column
     page = html.render_reported(built)
     assert 'href="https://github.com/tensorflow/tensorflow/issues/25473"' in page
@@ -189,6 +201,7 @@ def test_the_upstream_comment_says_what_reproduces_where_with_the_step_run():
     assert "| v2.16.2 | reproduces: 820 KiB kept a step |" in text
     assert "- `tf68196_constant`: v2.17.1 (after v2.16.2): reproduces → does not reproduce" in text
     assert "y = tf.constant(5.0)" in text  # the step's own code
+    assert "| v2.17.1, Python 3.12 | reproduces: 400 KiB kept a step |" in text
     assert "`box <b>`" in text  # a machine's name as code, never markup
     (normal,) = [a for a in found if a.report.number == 25473]
     assert "&lt;script&gt;" in published.comment(normal, TAGS, "box")

@@ -5,7 +5,7 @@ from the history's figures of its step) and the releases where the answer change
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tfbench import answers, escape
 from tfbench.answers import Answer
@@ -41,6 +41,8 @@ class Change:
 class StepAnswers:
     variant: str  # the family's variant: the scenario id less "reported."
     answers: list[Answer | None]  # per release of the machine; None: not read there
+    # the newest release on each other Python the history measured it on
+    pythons: dict[str, Answer] = field(default_factory=dict)
 
     def newest(self) -> tuple[int, Answer] | None:
         """The newest release's position with an answer, and that answer."""
@@ -83,6 +85,23 @@ def answer_on(family: Family, machine: MachineResults, variant: str, tag: str) -
     return answers.judged(found.leak, found.growth, found.garbage, basis=basis)
 
 
+def on_pythons(family: Family, machine: MachineResults, variant: str) -> dict[str, Answer]:
+    """A step's answer on the newest release on each other Python measured there (what
+    reads no verdict there is left out: its reason is kept for the history's Python only)."""
+    combo, newest = (repr(variant),), machine.releases[-1]
+    found = {}
+    for python in sorted(machine.pythons):
+        leak, kept, growth, garbage = (
+            machine.value(family.benchmark(f), combo, newest, python)
+            for f in ("leak", "retained", "growth", "garbage")
+        )
+        if leak is not None:
+            basis = answers.HEAP if kept is not None else answers.RSS
+            kept = kept if kept is not None else growth
+            found[python] = answers.judged(leak >= 1, kept, garbage, basis=basis)
+    return found
+
+
 def answered(families: dict[str, Family], machine: MachineResults) -> list[ReportAnswers]:
     """Every report's answers on the machine's releases; none where the history holds no
     reported family."""
@@ -95,7 +114,8 @@ def answered(families: dict[str, Family], machine: MachineResults) -> list[Repor
         for sid in report.steps:
             variant = sid.split(".", 1)[1]
             found = [answer_on(family, machine, variant, t) for t in machine.releases]
-            steps.append(StepAnswers(variant, found))
+            pythons = on_pythons(family, machine, variant) if machine.releases else {}
+            steps.append(StepAnswers(variant, found, pythons))
         out.append(ReportAnswers(report, steps))
     return out
 
@@ -120,6 +140,13 @@ def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
             answer = step.answers[k]
             cells.append(escape.markdown(answer.said()) if answer else "not read")
         lines.append(f"| {escape.markdown(label(release))} | " + " | ".join(cells) + " |")
+    for python in sorted({p for s in found.steps for p in s.pythons}):
+        cells = [
+            escape.markdown(s.pythons[python].said()) if python in s.pythons else "not read"
+            for s in found.steps
+        ]
+        release = escape.markdown(f"{label(releases[-1])}, Python {python}")
+        lines.append(f"| {release} | " + " | ".join(cells) + " |")
     changed = [
         f"- {escape.code(s.variant)}: {escape.markdown(c.said())}"
         for s in found.steps

@@ -279,14 +279,18 @@ def _reported_row(r: ReportAnswers, step: StepAnswers, tags: list[str]) -> tuple
     found = step.newest()
     assert found is not None  # only steps read somewhere have a row
     where = "" if found[0] == len(tags) - 1 else f" (on {label(tags[found[0]])})"
-    now = found[1].said() + where
+    now = [(found[1].said() + where,)]
+    same = [p for p, a in step.pythons.items() if a.text == found[1].text]
+    if same:
+        now.append((f"the same on Python {', '.join(same)}",))
+    now += [(f"Python {p}: {a.said()}",) for p, a in step.pythons.items() if p not in same]
     changed = [c.said() for c in step.changes(tags)]
     link = Link(f"tensorflow#{report.number}", report.url)
     return (
         ((link,), (report.title,), (Code(step.variant),)),
         ((on or "not stated",),),
         ((report.claim,),),
-        ((now,),),
+        tuple(now),
         tuple((c,) for c in changed) or (("no change over the releases read",),),
     )
 
