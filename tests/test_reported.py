@@ -169,6 +169,21 @@ def test_each_reports_answers_and_where_they_changed_come_from_the_history():
     assert all(a is None for a in by_step["tf41973_fit_new_model"].answers)  # not read
 
 
+def test_a_nightly_bisection_of_a_reported_step_is_told_where_its_answer_changed():
+    import dataclasses
+
+    from tfbench.publish import report, sections
+    from tfbench.publish.blocks import markdown
+    from tfbench.publish.filed import Filed
+
+    (machine,) = report.build(_history()).machines
+    line = "first bad nightly 2.17.0.dev20240301 (last good 2.17.0.dev20240229): <url>"
+    filed = Filed("reported-tf68196", f"reported.{CONSTANT}", "retained", line, True)
+    md = "\n".join(markdown(sections.reported(dataclasses.replace(machine, filed=[filed]))))
+    assert "over the nightlies (retained): first bad nightly 2.17.0.dev20240301" in md
+    assert "&lt;url&gt;" in md  # a kept line is text
+
+
 def test_the_section_and_the_page_escape_what_the_results_say(tmp_path):
     from tfbench.publish import html, markdown, report, site
 

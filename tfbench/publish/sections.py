@@ -22,7 +22,7 @@ from tfbench.publish.blocks import (
     Table,
 )
 from tfbench.publish.changes import Changes
-from tfbench.publish.filed import WHERE_MEASURED
+from tfbench.publish.filed import WHERE_MEASURED, Filed
 from tfbench.publish.findings import ARTICLES_NOTE, FAMILY, LEAK_WORD, example_text
 from tfbench.publish.reasons import span
 from tfbench.publish.report import (
@@ -249,7 +249,8 @@ def reported(m: MachineReport) -> list[Block]:
             if step.newest() is None:
                 unread.append(f"#{r.report.number} {step.variant}")
                 continue
-            rows.append(_reported_row(r, step, m.releases))
+            bisected = [f for f in m.filed if f.target == f"reported.{step.variant}"]
+            rows.append(_reported_row(r, step, m.releases, bisected))
             found = step.newest()
             leaks = found is not None and found[1].text == answers.REPRODUCES
             marks.append(("", "", "", "leak" if leaks else "", ""))
@@ -266,7 +267,9 @@ def reported(m: MachineReport) -> list[Block]:
     return out
 
 
-def _reported_row(r: ReportAnswers, step: StepAnswers, tags: list[str]) -> tuple[Cell, ...]:
+def _reported_row(
+    r: ReportAnswers, step: StepAnswers, tags: list[str], bisected: list[Filed]
+) -> tuple[Cell, ...]:
     report = r.report
     on = ", ".join(
         part
@@ -285,6 +288,7 @@ def _reported_row(r: ReportAnswers, step: StepAnswers, tags: list[str]) -> tuple
         now.append((f"the same on Python {', '.join(same)}",))
     now += [(f"Python {p}: {a.said()}",) for p, a in step.pythons.items() if p not in same]
     changed = [c.said() for c in step.changes(tags)]
+    changed += [f"over the nightlies ({f.metric}): {f.line}" for f in bisected]
     link = Link(f"tensorflow#{report.number}", report.url)
     return (
         ((link,), (report.title,), (Code(step.variant),)),
