@@ -218,6 +218,10 @@ def test_the_upstream_comment_says_what_reproduces_where_with_the_step_run():
     assert "y = tf.constant(5.0)" in text  # the step's own code
     assert "| v2.17.1, Python 3.12 | reproduces: 400 KiB kept a step |" in text
     assert "`box <b>`" in text  # a machine's name as code, never markup
+    (zeros,) = [a for a in found if a.report.number == 62551]
+    code = published.comment(zeros, TAGS, "box")  # the helpers a step names come first
+    assert code.index("def _zeros():") < code.index("def zeros_eager()")
+    assert "CALLS = 1000" in code
     (normal,) = [a for a in found if a.report.number == 25473]
     assert "&lt;script&gt;" in published.comment(normal, TAGS, "box")
     assert report.build(data).machines[0].reported == found

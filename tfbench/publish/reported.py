@@ -4,8 +4,12 @@ from the history's figures of its step) and the releases where the answer change
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tfbench import answers, escape
 from tfbench.answers import Answer
@@ -120,6 +124,30 @@ def answered(families: dict[str, Family], machine: MachineResults) -> list[Repor
     return out
 
 
+def _helpers(prepare: Callable[..., Any]) -> list[str]:
+    """The module's functions and constants a step's prepare names (and what they name in
+    turn), first: the comment's code reads whole, as the suite runs it (the articles' graph
+    mode and counters named, not inlined)."""
+    module = inspect.getmodule(prepare)
+    found: dict[str, str] = {}
+
+    def visit(code: Callable[..., Any]) -> None:
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(code)))):
+            name = node.id if isinstance(node, ast.Name) else None
+            value = getattr(module, name, None) if name else None
+            if name is None or name in found or value is None or value is prepare:
+                continue
+            if inspect.isfunction(value) and inspect.getmodule(value) is module:
+                found[name] = ""  # placed before its source, so a cycle ends here
+                visit(value)
+                found[name] = inspect.getsource(value).rstrip()
+            elif isinstance(value, int | tuple) and name.isupper():
+                found[name] = f"{name} = {value!r}"
+
+    visit(prepare)
+    return [text for text in found.values() if text]
+
+
 def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
     """The comment a maintainer could post on the report: what reproduces on which release,
     the step that was run and the figures its answers rest on (results' text escaped)."""
@@ -155,7 +183,8 @@ def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
     lines += ["", *(changed or ["No answer changed over these releases."]), ""]
     lines.append(f"What the step adapts of the reproducer: {escape.markdown(report.adapted)}.")
     for sid, (prepare, _, _) in report.steps.items():
-        lines += ["", f"{escape.code(sid)}:", "", "```python", inspect.getsource(prepare), "```"]
+        code = "\n\n".join([*_helpers(prepare), inspect.getsource(prepare)])
+        lines += ["", f"{escape.code(sid)}:", "", "```python", code, "```"]
     lines += [
         "",
         "To read a step again on every release (tfbench's own command, from its checkout): "
