@@ -28,6 +28,7 @@ class Literal:
     time: float | None = None
     peak: float | None = None  # the heap's where read, else RSS's
     growth: float | None = None  # what a step keeps (the heap) where read, else RSS's
+    heap: bool = True  # growth is the heap's; False: RSS's (the heap was not read)
     garbage: float | None = None  # what Python's collector frees a call, where read
     leak: bool | None = None
     ops_per_call: float | None = None
@@ -61,21 +62,27 @@ def _first(*values: float | None) -> float | None:
     return next((v for v in values if v is not None), None)
 
 
-def literal(family: Family, machine: MachineResults, variant: str, tag: str) -> Literal:
+def literal(
+    family: Family, machine: MachineResults, variant: str, tag: str, python: str | None = None
+) -> Literal:
+    """What a variant did on a release, on the history's Python or `python` (where it has
+    no figures, the probe's reason is kept for the history's Python only)."""
     combo = (repr(variant),)
 
     def value(figure: str) -> float | None:
-        return machine.value(family.benchmark(figure), combo, tag)
+        return machine.value(family.benchmark(figure), combo, tag, python)
 
     leak = value("leak")
     if leak is None:
-        why = reason(family, machine, combo, tag)
+        why = reason(family, machine, combo, tag) if python is None else None
         return Literal(tag, one_line(why) if why else None)
+    retained = value("retained")
     return Literal(
         tag,
         time=value("time"),
         peak=_first(value("heap-peak"), value("peak")),
-        growth=_first(value("retained"), value("growth")),
+        growth=_first(retained, value("growth")),
+        heap=retained is not None,
         garbage=value("garbage"),
         leak=leak >= 1,
         ops_per_call=value("graph-ops-per-call"),

@@ -15,7 +15,7 @@ from tfbench import answers, escape
 from tfbench.answers import Answer
 from tfbench.history.releases import label
 from tfbench.publish.families import Family
-from tfbench.publish.findings import literal
+from tfbench.publish.findings import Literal, literal
 from tfbench.publish.results import MachineResults
 from tfbench.scenarios.reported import REPORTS, Report
 
@@ -75,35 +75,29 @@ class ReportAnswers:
         return any(s.newest() for s in self.steps)
 
 
-def answer_on(family: Family, machine: MachineResults, variant: str, tag: str) -> Answer | None:
-    """A step's answer on one release from the history's figures (read as the articles'
-    examples are, tfbench.publish.findings.literal); where the probe kept no figures, its
-    reason (the reproducer's error) is a `does not run`; None: not read."""
-    found = literal(family, machine, variant, tag)
+def _answer(found: Literal) -> Answer | None:
+    """A step's answer from what it did on a release: its reason, where the probe kept no
+    figures, is a `does not run`; None: not read."""
     if found.error is not None:
         return Answer(answers.FAILS, None, None, found.error)
     if found.leak is None:
         return None
-    heap = machine.value(family.benchmark("retained"), (repr(variant),), tag) is not None
-    basis = answers.HEAP if heap else answers.RSS
+    basis = answers.HEAP if found.heap else answers.RSS
     return answers.judged(found.leak, found.growth, found.garbage, basis=basis)
+
+
+def answer_on(family: Family, machine: MachineResults, variant: str, tag: str) -> Answer | None:
+    """A step's answer on one release, from the history's figures read as the articles'
+    examples are (tfbench.publish.findings.literal)."""
+    return _answer(literal(family, machine, variant, tag))
 
 
 def on_pythons(family: Family, machine: MachineResults, variant: str) -> dict[str, Answer]:
     """A step's answer on the newest release on each other Python measured there (what
     reads no verdict there is left out: its reason is kept for the history's Python only)."""
-    combo, newest = (repr(variant),), machine.releases[-1]
-    found = {}
-    for python in sorted(machine.pythons):
-        leak, kept, growth, garbage = (
-            machine.value(family.benchmark(f), combo, newest, python)
-            for f in ("leak", "retained", "growth", "garbage")
-        )
-        if leak is not None:
-            basis = answers.HEAP if kept is not None else answers.RSS
-            kept = kept if kept is not None else growth
-            found[python] = answers.judged(leak >= 1, kept, garbage, basis=basis)
-    return found
+    newest = machine.releases[-1]
+    found = {p: _answer(literal(family, machine, variant, newest, p)) for p in machine.pythons}
+    return {p: a for p, a in sorted(found.items()) if a is not None}
 
 
 def answered(families: dict[str, Family], machine: MachineResults) -> list[ReportAnswers]:

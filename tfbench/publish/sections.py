@@ -4,6 +4,7 @@ renderers: each sentence written here, escaped by the emitter of each format."""
 from __future__ import annotations
 
 from tfbench import answers
+from tfbench.answers import Answer
 from tfbench.escape import command as shell
 from tfbench.history.releases import label
 from tfbench.publish.blocks import (
@@ -246,13 +247,13 @@ def reported(m: MachineReport) -> list[Block]:
     rows, marks, every, unread = [], [], [], []
     for r in m.reported:
         for step in r.steps:
-            if step.newest() is None:
+            found = step.newest()
+            if found is None:
                 unread.append(f"#{r.report.number} {step.variant}")
                 continue
             bisected = [f for f in m.filed if f.target == f"reported.{step.variant}"]
-            rows.append(_reported_row(r, step, m.releases, bisected))
-            found = step.newest()
-            leaks = found is not None and found[1].text == answers.REPRODUCES
+            rows.append(_reported_row(r, step, found, m.releases, bisected))
+            leaks = found[1].text == answers.REPRODUCES
             marks.append(("", "", "", "leak" if leaks else "", ""))
             texts = [a.text if a else "not read" for a in step.answers]
             every.append(_row(f"#{r.report.number} {step.variant}", texts))
@@ -268,8 +269,13 @@ def reported(m: MachineReport) -> list[Block]:
 
 
 def _reported_row(
-    r: ReportAnswers, step: StepAnswers, tags: list[str], bisected: list[Filed]
+    r: ReportAnswers,
+    step: StepAnswers,
+    found: tuple[int, Answer],
+    tags: list[str],
+    bisected: list[Filed],
 ) -> tuple[Cell, ...]:
+    """A step's row; `found`: its newest release read (a position in `tags`) and answer."""
     report = r.report
     on = ", ".join(
         part
@@ -279,8 +285,6 @@ def _reported_row(
         )
         if part
     )
-    found = step.newest()
-    assert found is not None  # only steps read somewhere have a row
     where = "" if found[0] == len(tags) - 1 else f" (on {label(tags[found[0]])})"
     now = [(found[1].said() + where,)]
     same = [p for p, a in step.pythons.items() if a.text == found[1].text]
