@@ -12,11 +12,21 @@ ROOT = Path(__file__).resolve().parents[1]
 SYNTHETIC = Path(__file__).with_name("synthetic.py")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow and browser tiers first (a stable sort keeps their order): on two workers
-    (pytest-xdist, worksteal) the minutes-long tests start early and the unit tier's
-    seconds fill the end, so that neither worker waits on the other's last test."""
-    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in ("slow", "browser")))
+LONG = ("validation", "slow", "browser")  # the tiers of tests that take minutes
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The validation tier (full-size calibrations, tests/validation) only where `-m` names
+    it: README command 2 runs every other tier. The long tiers first (a stable sort keeps
+    their order): on two workers (pytest-xdist, worksteal) the minutes-long tests start
+    early and the unit tier's seconds fill the end, so that neither worker waits on the
+    other's last test."""
+    if "validation" not in config.getoption("markexpr", ""):
+        left = [item for item in items if item.get_closest_marker("validation")]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if not item.get_closest_marker("validation")]
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in LONG))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -30,7 +40,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
     try:
         return (yield)
     finally:
-        tier = next((m for m in ("browser", "slow") if item.get_closest_marker(m)), "unit")
+        tier = next((m for m in LONG if item.get_closest_marker(m)), "unit")
         line = {
             "test": item.nodeid,
             "tier": tier,
@@ -62,6 +72,14 @@ def measure_json(target: str, *args: str) -> dict:
     run = run_cli("measure", target, "--json", *args)
     assert run.returncode in (0, 1), run.stderr
     return json.loads(run.stdout)
+
+
+@pytest.fixture(scope="module")
+def planted_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/planted's asv project, made once a module."""
+    import planted
+
+    return planted.make_project(tmp_path_factory.mktemp("planted"))
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from tfbench import cli, probes
 from tfbench.gate import readings, rules, session
 from tfbench.gate.readings import Side
 from tfbench.pairs import verdict
-from tfbench.paths import ROOT
 from tfbench.publish import changes
 from tfbench.units import KiB, MiB
 
@@ -237,31 +235,9 @@ def test_the_time_reader_reads_as_many_pairs_as_asked():
     assert (asked.first, asked.most, asked.budget_s, asked.seconds) == (8, 60, 3600.0, 0.2)
 
 
-@pytest.fixture(scope="module")
-def planted_project(tmp_path_factory) -> Path:
-    return planted.make_project(tmp_path_factory.mktemp("planted"))
-
-
-def _gate(project: Path, old: str, new: str, monkeypatch, capsys) -> tuple[int, list[dict]]:
-    """The gate run on the planted project; its processes' temporary files go with them
-    (a process of asv's or the time reader's exits without Python's exit handlers)."""
-    monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
-
-    def left() -> set[Path]:
-        return set(Path(tempfile.gettempdir()).glob(f"{planted.LEFT}*"))
-
-    before = left()
-    code = cli.main(
-        ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
-         "--interpreter", sys.executable, "--reading", "0.2", "--json"]
-    )  # fmt: skip
-    assert left() <= before
-    return code, json.loads(capsys.readouterr().out)
-
-
 @pytest.mark.slow
 def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
-    code, rows = _gate(planted_project, "v1.0.0", "v1.0.1", monkeypatch, capsys)
+    code, rows = planted.gate(planted_project, "v1.0.0", "v1.0.1", monkeypatch, capsys)
     worse = {(r["params"]["variant"], r["metric"]) for r in rows if r["direction"] == "worse"}
     assert code == 1
     assert {
@@ -301,9 +277,9 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("tag", ["v1.0.0", "v1.0.1"])  # kept: 64 against 64, 66 against 66
-def test_gate_same_commit_twice_is_quiet(planted_project, monkeypatch, capsys, tag):
-    assert _gate(planted_project, tag, tag, monkeypatch, capsys) == (0, [])
+def test_gate_same_commit_twice_is_quiet(planted_project, monkeypatch, capsys):
+    """kept: 66 KiB against 66 (64 against 64: tests/validation/test_full_gate.py)."""
+    assert planted.gate(planted_project, "v1.0.1", "v1.0.1", monkeypatch, capsys) == (0, [])
 
 
 @pytest.mark.slow
@@ -345,30 +321,6 @@ def test_a_report_command_reruns_exactly_its_row(planted_project, monkeypatch, c
     assert [(r["benchmark"], r["params"]) for r in rows] == [
         ("planted.PlantedCosts.track_peak_increase", {"variant": "peak"})
     ]
-
-
-@pytest.mark.slow
-def test_gate_finds_the_real_change_in_model_predict(capsys):
-    """The history's one real change in that range: model.predict's growth per call falls
-    from ~230 KiB (2.14.1) to ~40 KiB (2.15.1). Both releases' environments are made. The
-    probes measure the one grid point --bench asks for, not their family's grid."""
-    bench = r"^predict\.PredictionCosts\.track_growth.*'model_predict', 'CPU'"
-    code = cli.main(
-        ["gate", "v2.14.1", "v2.15.1", "--bench", bench, "--machine", "gate-test", "--json"]
-    )
-    rows = json.loads(capsys.readouterr().out)
-    assert [(r["params"]["variant"], r["direction"]) for r in rows] == [
-        ("model_predict", "better")
-    ]
-    assert rows[0]["old"] > 150 * KiB and rows[0]["new"] < 100 * KiB
-    assert code == 0  # better only: nothing to stop a release for
-    runs = ROOT / ".asv" / "gate" / "v2.14.1-v2.15.1"
-    kept = [
-        json.loads(p.read_text()) for p in runs.glob("*-memory/results/probes/gate-test/*.json")
-    ]
-    assert len(kept) == 2 and all(
-        list(k["PredictionCosts"]) == ["model_predict|CPU"] for k in kept
-    )
 
 
 def test_each_environments_onednn_is_asked_once_and_named_for_its_side(monkeypatch):

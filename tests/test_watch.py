@@ -286,24 +286,38 @@ def test_the_command_prints_each_call_with_its_commits_and_exits_1_on_a_step(
 
 
 @pytest.mark.slow
-def test_a_real_build_is_read_on_every_sentinel_and_kept(tmp_path):
-    """One published build read for real, in its own environment (made from PyPI when it is
-    not cached): every sentinel measured twice, the file kept of its form."""
+def test_a_build_is_read_on_every_sentinel_and_kept(tmp_path):
+    """The watch's path at its smallest: a published build's environment stood in for by
+    this one (a real build read from PyPI: tests/validation/test_full_watch.py), every
+    sentinel measured twice, the file kept of its form with the build's GIT_VERSION."""
+    import os
     import subprocess
     import sys
 
+    from tfbench.nightly import builds
+
     version = "2.23.0.dev20261026"
+    where = tmp_path / "envs" / f"{builds.PREFIX}{version}"
+    (where / "bin").mkdir(parents=True)
+    python = where / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    git = "v1.12.1-12345-g0123abc"  # of a GIT_VERSION's form, not this TensorFlow's
+    mark = {"version": version, "uploaded": "", "git_version": git}
+    (where / builds.MARK).write_text(json.dumps(mark))
     tfbench = Path(sys.executable).parent / "tfbench"
     argv = ["watch", "--since", version, "--until", version, "--no-time", "--machine", "t"]
-    argv += ["--iterations", "20", "--warmup", "5"]  # what it asserts holds at any size
+    argv += ["--iterations", "6", "--warmup", "2"]  # what it asserts holds at any size
     run = subprocess.run(
-        [str(tfbench), *argv, "--results", str(tmp_path)],
-        capture_output=True, text=True, timeout=1200,
+        [str(tfbench), *argv, "--results", str(tmp_path / "results")],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "TFBENCH_ENV_DIR": str(tmp_path / "envs")},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.startswith(f"read: {version}\n")
-    (entry,) = series.load(tmp_path, "t")
-    assert entry.build.git_version and entry.broken is None and entry.before
+    (entry,) = series.load(tmp_path / "results", "t")
+    assert entry.build.git_version == git and entry.broken is None
+    assert entry.before
     for sentinel in sentinels.SENTINELS:
         assert [r["status"] for r in entry.readings[sentinel]] == ["ok", "ok"], sentinel
     heap = [r["heap_bytes"] for r in entry.readings["footprint"]]

@@ -47,6 +47,34 @@ def test_ci_runs_what_the_readme_says():
     assert command in readme
 
 
+def _collected(*args: str) -> list[str]:
+    """The test ids pytest selects with these arguments (collection only)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode in (0, 5), run.stdout[-3000:] + run.stderr[-3000:]  # 5: none
+    return [line for line in run.stdout.splitlines() if "::" in line]
+
+
+def test_the_validation_job_runs_the_validation_tier_and_command_2_does_not():
+    (job,) = _workflow("validation.yml")["jobs"].values()
+    assert _runs(job).strip() == "bash .ci/validate"
+    assert "bash .ci/validate" in (ROOT / "README.md").read_text()
+    command = (ROOT / ".ci" / "validate").read_text().strip().splitlines()[-1]
+    args = command.partition(".venv/bin/python -m pytest")[2].split()
+    defined = {
+        f"{path.relative_to(ROOT)}::{name}"
+        for path in (ROOT / "tests" / "validation").glob("test_*.py")
+        for name in re.findall(r"^def (test_\w+)", path.read_text(), re.M)
+    }
+    collected = _collected("-m", args[args.index("-m") + 1], *args[-1:])
+    assert defined and {t.partition("[")[0] for t in collected} == defined
+    assert _collected("tests/validation") == []  # README command 2's selection
+
+
 def test_the_tracking_jobs_are_project_commands():
     jobs = _workflow("track.yml")["jobs"]
     plan = _runs(jobs["plan"])
