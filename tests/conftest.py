@@ -3,6 +3,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,6 +81,34 @@ def planted_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import planted
 
     return planted.make_project(tmp_path_factory.mktemp("planted"))
+
+
+def planted_gate(
+    project: Path,
+    old: str,
+    new: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> tuple[int, list[dict]]:
+    """`tfbench gate old new --json` run on the planted project: its exit code and rows. Its
+    processes' temporary files go with them (a process of asv's or the time reader's exits
+    without Python's exit handlers)."""
+    import planted
+
+    from tfbench import cli
+
+    monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
+
+    def left() -> set[Path]:
+        return set(Path(tempfile.gettempdir()).glob(f"{planted.LEFT}*"))
+
+    before = left()
+    code = cli.main(
+        ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
+         "--interpreter", sys.executable, "--reading", "0.2", "--json"]
+    )  # fmt: skip
+    assert left() <= before
+    return code, json.loads(capsys.readouterr().out)
 
 
 @pytest.fixture

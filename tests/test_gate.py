@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-import planted
 import pytest
+from conftest import planted_gate
 
 from tfbench import cli, probes
 from tfbench.gate import readings, rules, session
@@ -237,7 +237,7 @@ def test_the_time_reader_reads_as_many_pairs_as_asked():
 
 @pytest.mark.slow
 def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
-    code, rows = planted.gate(planted_project, "v1.0.0", "v1.0.1", monkeypatch, capsys)
+    code, rows = planted_gate(planted_project, "v1.0.0", "v1.0.1", monkeypatch, capsys)
     worse = {(r["params"]["variant"], r["metric"]) for r in rows if r["direction"] == "worse"}
     assert code == 1
     assert {
@@ -279,7 +279,7 @@ def test_gate_finds_every_planted_change(planted_project, monkeypatch, capsys):
 @pytest.mark.slow
 def test_gate_same_commit_twice_is_quiet(planted_project, monkeypatch, capsys):
     """kept: 66 KiB against 66 (64 against 64: tests/validation/test_full_gate.py)."""
-    assert planted.gate(planted_project, "v1.0.1", "v1.0.1", monkeypatch, capsys) == (0, [])
+    assert planted_gate(planted_project, "v1.0.1", "v1.0.1", monkeypatch, capsys) == (0, [])
 
 
 @pytest.mark.slow

@@ -5,10 +5,7 @@ here is in the catalog."""
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LEFT = "tfbench-planted-"  # a file each process preparing a step writes, as autograph does
@@ -50,29 +47,3 @@ def make_project(base: Path) -> Path:
     }
     (base / "asv.conf.json").write_text(json.dumps(conf))
     return base
-
-
-def gate(
-    project: Path,
-    old: str,
-    new: str,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture,
-) -> tuple[int, list[dict]]:
-    """`tfbench gate old new --json` run on the project: its exit code and rows. Its
-    processes' temporary files go with them (a process of asv's or the time reader's exits
-    without Python's exit handlers)."""
-    from tfbench import cli
-
-    monkeypatch.setenv("TFBENCH_PLANTED_REPO", str(project / "repo"))
-
-    def left() -> set[Path]:
-        return set(Path(tempfile.gettempdir()).glob(f"{LEFT}*"))
-
-    before = left()
-    code = cli.main(
-        ["gate", old, new, "--config", str(project / "asv.conf.json"), "--machine", "planted",
-         "--interpreter", sys.executable, "--reading", "0.2", "--json"]
-    )  # fmt: skip
-    assert left() <= before
-    return code, json.loads(capsys.readouterr().out)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-import planted
 import pytest
+from conftest import planted_gate
 
 from tfbench import cli
 from tfbench.paths import ROOT
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.validation
 
 def test_gate_same_commit_twice_is_quiet(planted_project, monkeypatch, capsys):
     """kept: 64 KiB against 64."""
-    assert planted.gate(planted_project, "v1.0.0", "v1.0.0", monkeypatch, capsys) == (0, [])
+    assert planted_gate(planted_project, "v1.0.0", "v1.0.0", monkeypatch, capsys) == (0, [])
 
 
 def test_gate_finds_the_real_change_in_model_predict(capsys):
