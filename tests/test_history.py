@@ -110,16 +110,24 @@ def test_the_estimate_is_each_benchmarks_median_and_its_setup_caches_once():
 
 def test_durations_read_at_the_current_version_win_over_older_ones():
     suite = coverage.Suite(
-        {"f.A.t": "2", "f.ACosts.x": "2", "f.B.t": "1"},
-        {"f.A.t": None, "f.ACosts.x": "f:10", "f.B.t": None},
+        {"f.A.t": "2", "f.ACosts.x": "2", "f.ACosts.y": "2", "f.B.t": "1"},
+        {"f.A.t": None, "f.ACosts.x": "f:10", "f.ACosts.y": "f:10", "f.B.t": None},
     )
     old = (
         {"f.A.t": "1", "f.ACosts.x": "1", "f.B.t": "1"},
         {"f.A.t": 1, "<setup_cache f:10>": 180},
     )
-    new = ({"f.A.t": "2", "f.ACosts.x": "2"}, {"f.A.t": 5.0, "<setup_cache f:10>": 1000.0})
-    mixed = ({"f.A.t": "2", "f.ACosts.x": "1"}, {"<setup_cache f:10>": 9.0, "f.B.t": 3.0})
-    got = suite.durations([old, new, mixed])
+    new = (
+        {"f.A.t": "2", "f.ACosts.x": "2", "f.ACosts.y": "2"},
+        {"f.A.t": 5.0, "<setup_cache f:10>": 1000.0},
+    )
+    mixed = (
+        {"f.A.t": "2", "f.ACosts.x": "1", "f.ACosts.y": "2"},
+        {"<setup_cache f:10>": 9.0, "f.B.t": 3.0},
+    )
+    # a file from before f.ACosts.y was added read the grid for fewer benchmarks
+    fewer = ({"f.A.t": "2", "f.ACosts.x": "2"}, {"<setup_cache f:10>": 140.0})
+    got = suite.durations([old, new, mixed, fewer])
     assert got == {"f.A.t": [5.0], "<setup_cache f:10>": [1000.0], "f.B.t": [3.0]}
     assert suite.durations([old]) == {"f.A.t": [1], "<setup_cache f:10>": [180]}
 

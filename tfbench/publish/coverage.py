@@ -140,14 +140,19 @@ class Suite:
     def durations(self, files: Iterable[tuple[dict[str, str], dict]]) -> dict[str, list[float]]:
         """What each benchmark and setup_cache ("<setup_cache KEY>") took, per results file
         (its benchmark versions, asv's durations): those read at the current version where
-        any are, else the older ones. A version can change a benchmark's cost (the leak
+        any are, else the older ones; a setup_cache's where the file holds every benchmark
+        sharing it at its current version. A version can change a benchmark's cost (the leak
         verdict's rounds took the loop grid from 3 to 17 minutes)."""
+        sharing: dict[str, set[str]] = {}  # setup_cache -> the benchmarks that share it
+        for name, cache in self.caches.items():
+            if cache is not None:
+                sharing.setdefault(cache, set()).add(name)
         current: dict[str, list[float]] = {}
         older: dict[str, list[float]] = {}
         for versions, durations in files:
             held = {n for n, v in versions.items() if self.versions.get(n) == v}
-            stale = {self.caches.get(n) for n in versions if n not in held}
-            caches = {self.caches.get(n) for n in held} - stale - {None}
+            # a setup_cache read for fewer benchmarks than share it now took less time
+            caches = {c for c, names in sharing.items() if names <= held}
             held |= {f"<setup_cache {c}>" for c in caches}
             for key, seconds in durations.items():
                 if isinstance(seconds, int | float):
