@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfbench.measure.steps import MAX_ITERATIONS
 from tfbench.units import MiB
 
 if TYPE_CHECKING:
@@ -143,14 +142,15 @@ def step(text: str, given: list[str]) -> Step:
 
 def measuring(args: argparse.Namespace) -> Limits:
     """The measuring options, checked."""
+    from tfbench.measure.steps import MAX_ITERATIONS
+    from tfbench.targets import Limits
+
     for name in ("iterations", "warmup", "budget_mib", "timeout"):
         value, least = getattr(args, name), 0 if name == "warmup" else 1
         if value is not None and value < least:
             raise BadInput(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
     if (args.iterations or 0) + (args.warmup or 0) > MAX_ITERATIONS:
         raise BadInput(f"--iterations + --warmup must be at most {MAX_ITERATIONS}")
-    from tfbench.targets import Limits
-
     return Limits(
         iterations=args.iterations,
         warmup=args.warmup,

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from tfbench.cli import common, output
 from tfbench.cli.common import Subcommands
-from tfbench.gate import shards
 from tfbench.pairs import timing
 
 if TYPE_CHECKING:
@@ -136,6 +135,7 @@ def request(args: argparse.Namespace) -> Request:
         conf = load_config(config)
     except (ValueError, OSError, UserError) as e:
         raise common.BadInput(f"{config}: {e}") from None
+    from tfbench.gate import shards
     from tfbench.gate.asvruns import Request
 
     old, new = _tags(args.old, args.new)
@@ -160,6 +160,8 @@ def _share(args: argparse.Namespace, conf) -> tuple[tuple[int, int], list]:
         raise common.BadInput(f"--shard takes I/N, 1 <= I <= N <= 99: {args.shard!r}")
     if args.bench:
         raise common.BadInput("--shard reads its share of the whole suite: no --bench with it")
+    from tfbench.gate import shards
+
     i, n = int(found[1]), int(found[2])
     return (i, n), shards.plan(shards.kept_costs(conf), n)[i - 1]
 
@@ -223,7 +225,7 @@ def merge(args: argparse.Namespace) -> int:
     from asv.machine import Machine
     from asv.util import UserError
 
-    from tfbench.gate import calibration, kept
+    from tfbench.gate import calibration, kept, shards
     from tfbench.history.asvconf import load_config
 
     config = common.config(args)

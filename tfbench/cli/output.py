@@ -6,9 +6,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tfbench import escape, figures
-from tfbench.explain.layers import advice, cause_text
-from tfbench.explain.probe import NATIVE_CALLS, PYTHON_CALLS
-from tfbench.measure.growth import MIN_READINGS
 from tfbench.measure.record import (
     FOOTPRINT,
     RSS_ONLY,
@@ -31,6 +28,8 @@ def _params(r: Record) -> str:
 
 def result(r: Record) -> str:
     """One measurement, figure by figure."""
+    from tfbench.measure.growth import MIN_READINGS  # numpy: not for every command
+
     lines = [
         f"{r['scenario']}  {_params(r)}".rstrip(),
         f"  TensorFlow {r.get('tf_version') or 'not installed'}, device {r['device']}",
@@ -110,6 +109,8 @@ def _heap_lines(r: Record, verdict: str) -> list[str]:
 def collector_line(c: Mapping[str, Any]) -> str:
     """Python's collector as a reading found it, and the sawtooth a loop of the step draws:
     how high its garbage piles before a collection frees it, and how often."""
+    from tfbench.explain.layers import advice
+
     said = (
         f"Python {c['python']}, thresholds {'/'.join(map(str, c['thresholds']))}, "
         f"{c['tracked']:,.0f} objects tracked"
@@ -284,6 +285,8 @@ def _tf(found: dict) -> str:
 
 def _made(found: dict) -> list[str]:
     """What a call makes of TensorFlow's, what holds what survives, and the cause."""
+    from tfbench.explain.layers import cause_text
+
     made = found.get("made") or {}
     lines = []
     if made:
@@ -314,6 +317,8 @@ def _kept_lines(found: dict) -> list[str]:
 
 def explanation(found: dict) -> str:
     """An explaining run, layer by layer, and its conclusion."""
+    from tfbench.explain.probe import NATIVE_CALLS, PYTHON_CALLS
+
     params = " ".join(f"{k}={v}" for k, v in found.get("params", {}).items())
     lines = [f"{found['scenario']}  {params}".rstrip()]
     if found["status"] != "ok":

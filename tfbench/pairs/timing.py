@@ -32,12 +32,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from tfbench import targets, whole
-from tfbench.measure.spawn import Spawned
+from tfbench import whole
 from tfbench.pairs import verdict
 from tfbench.paths import ROOT
+
+if TYPE_CHECKING:  # the servers' side: imported where a server starts, not by the CLI
+    from tfbench import targets
 
 DUET, DUET_FREE, INTERLEAVED, TURNS = "duet", "duet-unpinned", "interleaved", "turns"
 READY_S = 120.0  # a server's first answer: TensorFlow imported in its environment
@@ -47,6 +49,8 @@ TARGET = "target"  # a Point naming a target, not a benchmark: (TARGET, (its JSO
 
 def target_point(target: targets.Step) -> Point:
     """The point a target is read as (bisect's: a scenario or a user's step)."""
+    from tfbench import targets
+
     return (TARGET, (json.dumps(targets.to_json(target), sort_keys=True),))
 
 
@@ -67,6 +71,9 @@ class Server:
     """One side's time server, asked one reading at a time."""
 
     def __init__(self, python: str, suite: Path, log: Path, env: dict[str, str]) -> None:
+        from tfbench import targets
+        from tfbench.measure.spawn import Spawned
+
         self.log = log
         self._tmp = whole.scratch("tfbench-time-")
         env = {**targets.isolated_env(self._tmp, [str(suite.parent)]), **env}
@@ -281,6 +288,8 @@ def compare(
     point: bisect's comparison of two builds (the servers' logs in the temporary folder).
     `plant`: each side's share of more work (calibration). ValueError for a target that is
     no step (TensorFlow's footprint has no time a call)."""
+    from tfbench import targets
+
     if isinstance(target, targets.FootprintTarget):
         raise ValueError(f"{target.name} is not a step: it has no time a call")
     point = target_point(target)
