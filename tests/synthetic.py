@@ -1,5 +1,8 @@
 """Step functions with known memory behaviour, measured by tfbench like a user's own file."""
 
+import ctypes
+import functools
+import itertools
 import time
 
 import numpy as np
@@ -99,3 +102,44 @@ def cycle_64kib():
 
 def leak_64kib():
     _kept.append(bytearray(64 << 10))  # 64 KiB kept for good
+
+
+# Planted leaks of an exact size: a block of glibc's heap that no Python object owns, never
+# freed. glibc's chunk of a malloc(n) is n + 8 bytes rounded up to 16, so malloc(size - 8)
+# keeps exactly `size` bytes a call (a multiple of 16): the leak verdict's sensitivity.
+_LIBC = ctypes.CDLL(None)
+_LIBC.malloc.restype, _LIBC.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+
+
+def _planted(size: int) -> None:
+    _LIBC.malloc(size - 8)
+
+
+def planted_64b():
+    _planted(64)
+
+
+def planted_512b():
+    _planted(512)
+
+
+def planted_4kib():
+    _planted(4 << 10)
+
+
+def planted_64kib():
+    _planted(64 << 10)
+
+
+_calls = itertools.count()
+
+
+@functools.lru_cache(maxsize=64)
+def _cached(key: int) -> bytearray:
+    return bytearray(4 << 10)
+
+
+def cache_fills():
+    """A cache that fills once and stops: 4 KiB a call for its first 64 calls (10 of warm-up
+    and about half of a 100-call window), then every call a hit."""
+    _cached(next(_calls) % 64)

@@ -99,35 +99,90 @@ def test_repeats_combine_to_medians_and_the_majority_verdict():
     assert failed["status"] == "error" and failed["error"] == "boom" and failed["measured"] == 0
 
 
-def test_the_heaps_verdict_reads_a_steady_leak_under_a_swinging_collector():
-    """Keras' predict: 18.5 KiB/call kept, the heap swinging 0.6 MiB around it as Python's
-    collector runs; read in 100 calls, every time. RSS's rule (3x the scatter) split such
-    a point's three processes 2 to 1."""
-    from tfbench.measure.growth import retained_verdict, theil_sen_interval, theil_sen_slope
+WINDOW, STRIDE = 100, 2  # a user's step: 100 calls, the heap read every 2 (51 points)
+
+
+def kept(per_call, calls=WINDOW, start=0, base=200 * MiB, noise=0.0, rng=None):
+    """The heap after full collections at each point of `calls` calls from call `start`:
+    base plus what `per_call(call)` keeps, summed, plus noise."""
+    at = np.arange(start, start + calls + 1, STRIDE)
+    grown = np.cumsum([per_call(c) for c in range(start + calls + 1)])[at]
+    wobble = rng.normal(0, noise, len(at)) if rng is not None else 0.0
+    return base + grown + wobble
+
+
+def heap_verdict(per_call, noise=0.0, rng=None):
+    """The verdict as a measurement reaches it: the window, and where it asks for one, the
+    confirmation of CONFIRM times its calls after it."""
+    from tfbench.measure.growth import CONFIRM, confirming, retained_verdict
+
+    window = kept(per_call, noise=noise, rng=rng)
+    if not confirming(window, STRIDE):
+        return retained_verdict(window, STRIDE), False
+    after = kept(per_call, CONFIRM * WINDOW, WINDOW, noise=noise, rng=rng)
+    after[0] = window[-1]  # the confirmation starts where the window ended
+    return retained_verdict(window, STRIDE, after), True
+
+
+@pytest.mark.parametrize("size", [64, 512, 4 * 1024, 64 * 1024])
+def test_a_leak_of_any_size_is_a_leak_at_the_default_window(size):
+    found, confirmed = heap_verdict(lambda call: size)
+    assert found is True
+    assert confirmed == (size * WINDOW < MiB)  # a leak of a MiB a window needs none
+
+
+def test_a_cache_that_fills_once_and_stops_is_flat():
+    """4 KiB a call for the first 54 calls of the window, then none: it grows through half
+    the window, and the confirmation reads it still."""
+    assert heap_verdict(lambda call: 4096 if call < 54 else 0) == (False, True)
+
+
+def test_caches_that_fill_ever_slower_are_flat():
+    """TensorFlow's: a loop of tf.matmul under a tape kept 931 B/call over its window and
+    83 B/call 300 calls later. A rate falling as 1/t, or faster, halves within the
+    confirmation."""
+    assert heap_verdict(lambda call: 900 * 20 / (20 + call))[0] is False
+    assert heap_verdict(lambda call: 2000 * np.exp(-call / 60))[0] is False
+
+
+def test_a_small_leak_beside_a_filling_cache_is_a_leak():
+    """tensorflow#68196's 421 B/call under a cache that fills at first (±40 B of noise)."""
+    rng = np.random.default_rng(0)
+    found = [
+        heap_verdict(lambda call: 421 + 2000 * np.exp(-call / 30), noise=40, rng=rng)[0]
+        for _ in range(20)
+    ]
+    assert found == [True] * 20
+
+
+def test_noise_a_one_off_pool_and_too_few_points_are_no_leak():
+    from tfbench.measure.growth import retained_verdict
+
+    rng = np.random.default_rng(1)
+    assert [heap_verdict(lambda call: 0, noise=200, rng=rng)[0] for _ in range(20)] == [False] * 20
+    pool = kept(lambda call: 2 * MiB if call == 50 else 0)  # one pool of 2 MiB, once
+    assert retained_verdict(pool, STRIDE) is False
+    assert retained_verdict(np.full(8, 1.0), STRIDE) is None
+
+
+def test_a_leak_of_a_mib_a_window_needs_no_confirmation_under_a_swinging_collector():
+    """Keras' predict on Keras 2: 18.5 KiB/call kept, the heap swinging 0.6 MiB around it
+    as Python's collector runs; read in 100 calls, every time."""
+    from tfbench.measure.growth import confirming, retained_verdict
 
     rng = np.random.default_rng(0)
     verdicts = []
     for _ in range(20):
-        swing = rng.uniform(0, 1.2 * MiB, 100) * (rng.random(100) < 0.5)
-        heap = 200 * MiB + 18.5 * 1024 * np.arange(100) + swing
-        slope = theil_sen_slope(heap)
-        verdicts.append(retained_verdict(heap, slope, theil_sen_interval(heap)))
+        swing = rng.uniform(0, 1.2 * MiB, 51) * (rng.random(51) < 0.5)
+        heap = kept(lambda call: 18.5 * 1024) + swing
+        assert not confirming(heap, STRIDE)
+        verdicts.append(retained_verdict(heap, STRIDE))
     assert verdicts == [True] * 20
 
 
-def test_the_heaps_verdict_leaves_filling_caches_steps_and_short_windows_alone():
-    from tfbench.measure.growth import retained_verdict, theil_sen_interval, theil_sen_slope
+def test_without_a_confirmation_the_windows_later_half_is_read():
+    """Stopped by the budget or the clock: the window's own later half stands in."""
+    from tfbench.measure.growth import retained_verdict
 
-    def verdict(heap):
-        heap = np.asarray(heap, dtype=np.float64)
-        return retained_verdict(heap, theil_sen_slope(heap), theil_sen_interval(heap))
-
-    calls = np.arange(300)
-    filling = 200 * MiB + 0.3 * MiB * (1 - np.exp(-calls / 100))  # a cache: 0.3 MiB, bounded
-    assert verdict(filling) is False
-    step = 200 * MiB + 2 * MiB * (calls >= 150)  # one pool of 2 MiB, once
-    assert verdict(step) is False
-    small = 200 * MiB + 900 * calls  # 0.26 MiB over the window: read, not a verdict
-    assert verdict(small) is False
-    assert verdict(200 * MiB + 64 * 1024 * np.arange(40)) is True
-    assert verdict([1.0] * 8) is None
+    assert retained_verdict(kept(lambda call: 421), STRIDE) is True
+    assert retained_verdict(kept(lambda call: 4096 if call < 40 else 0), STRIDE) is False

@@ -89,6 +89,8 @@ def _heap_lines(r: Record, verdict: str) -> list[str]:
             f"  retained/iteration     {exact(r['retained_bytes_per_iteration'])}/iteration"
             f" [{exact(low)}, {exact(high)}]   -> {verdict}"
         )
+    if r.get("confirmation"):
+        lines.append(f"  confirmed              {confirmation_line(r)}")
     if r.get("garbage_bytes_per_iteration") is not None:
         objects = r.get("garbage_objects_per_iteration") or 0
         lines += [
@@ -104,6 +106,22 @@ def _heap_lines(r: Record, verdict: str) -> list[str]:
     if r.get("heap_note"):
         lines.append(f"  heap: {r['heap_note']}")
     return lines
+
+
+def confirmation_line(r: Record) -> str:
+    """What the calls read after a window that grew a little keep in their later half, and
+    what that says (tfbench.measure.growth)."""
+    c = r["confirmation"]
+    low, high = c["late_interval"]
+    said = (
+        "still growing as steadily: a leak"
+        if r["leak"]
+        else "slowing or stopped: a cache filling, not a leak"
+    )
+    return (
+        f"{exact(c['late_bytes_per_iteration'])}/iteration [{exact(low)}, {exact(high)}] "
+        f"in the later half of {c['calls']:,} more calls: {said}"
+    )
 
 
 def collector_line(c: Mapping[str, Any]) -> str:

@@ -140,6 +140,17 @@ def collector(value: Any, where: str) -> dict[str, Any]:
     return found
 
 
+def confirmation(value: Any, where: str) -> dict[str, Any]:
+    """The calls read after a window that grew a little (tfbench.measure.steps.Confirmation):
+    how many, and what their later half keeps a call, with its interval."""
+    data = grammar.obj(value, where)
+    return {
+        "calls": field(data, "calls", not_negative, where),
+        "late_bytes_per_iteration": field(data, "late_bytes_per_iteration", grammar.number, where),
+        "late_interval": field(data, "late_interval", pair_of(grammar.number), where),
+    }
+
+
 # each form of a record's field (tfbench.measure.record) and its check
 FORMS: dict[str, Callable[[Any, str], Any]] = {
     record.TEXT: optional(grammar.text),
@@ -153,6 +164,7 @@ FORMS: dict[str, Callable[[Any, str], Any]] = {
     record.DEVICE: grammar.device,
     record.COUNTERS: grammar.mapping_of(grammar.identifier, grammar.number),
     record.COLLECTOR: optional(collector),
+    record.CONFIRMATION: optional(confirmation),
 }
 _CHECKS = {f.name: FORMS[f.form] for f in record.FIELDS if f.form is not None}
 

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from tfbench.measure.growth import CONFIRM
+
 # Full collections a window makes at most (and its first, at its start): enough points for a
 # slope and its interval, few enough that the collections cost less than most steps.
 POINTS = 50
@@ -41,6 +43,10 @@ NO_FULL = 1 << 30  # threshold2 in the window: CPython's own full collections ar
 TAIL_PROMOTIONS = 3
 TAIL_CALLS = 10
 TAIL_SHARE, TAIL_SECONDS = 0.5, 1.0
+# The confirmation of a small growth (tfbench.measure.growth.CONFIRM times the window's
+# calls) takes at most this share of the window's time per call, and this many seconds: a
+# measurement's process has a timeout (600 s by default).
+CONFIRM_SHARE, CONFIRM_SECONDS = 1.5, 120.0
 
 
 class Collector(TypedDict):
@@ -68,6 +74,9 @@ class Collected:
     stride: int  # calls between points
     garbage_objects: int  # objects the collections freed up to the window's last point
     collector: Collector
+    # the confirmation's points (tfbench.measure.growth), the window's last point first;
+    # empty where none was read
+    confirmed: list[int]
 
 
 def stride(iterations: int) -> int:
@@ -92,7 +101,9 @@ class Window:
         points = iterations // self.stride + 1
         self._kept, self._garbage = array.array("q", bytes(8 * points)), array.array("q")
         self._garbage.frombytes(bytes(8 * points))
-        self.points = 0
+        self._confirmed = array.array("q", bytes(8 * (CONFIRM * iterations // self.stride + 1)))
+        self.points = self.confirmed = 0
+        self.began = 0.0  # when the window started
         self.freed = self.objects = self._counted = self.window_objects = 0
         self.tail_calls = self.tracked = 0
         # the tail's: CPython's own collections and what they free, by generation; the
@@ -113,6 +124,7 @@ class Window:
         gc.enable()
         gc.callbacks.append(self._count)
         self._kept[0], self.points = self.read_kept(), 1
+        self.began = time.monotonic()
 
     def _count(self, phase: str, info: dict[str, Any]) -> None:
         generation = info["generation"]
@@ -152,6 +164,27 @@ class Window:
         self._counted, self.window_objects = self.freed, self.objects
         self.points += 1
 
+    def kept(self) -> list[int]:
+        """The heap after each full collection of the window so far."""
+        return self._kept[: self.points].tolist()
+
+    def confirm(self, step: Callable[[], object], calls: int, over: Callable[[], bool]) -> None:
+        """After the window, CONFIRM times its calls read as it was read (a full collection
+        every stride calls, the heap it leaves), within CONFIRM_SHARE times the window's
+        time a call (a step that slows as it leaks; a second at least) and CONFIRM_SECONDS,
+        and until `over`."""
+        self._confirmed[0], self.confirmed = self._kept[self.points - 1], 1
+        seconds = max(1.0, CONFIRM_SHARE * CONFIRM * (time.monotonic() - self.began))
+        limit = time.monotonic() + min(CONFIRM_SECONDS, seconds)
+        for call in range(1, CONFIRM * calls + 1):
+            step()
+            if call % self.stride == 0:
+                self._collect(2)
+                self._confirmed[self.confirmed] = self.read_kept()
+                self.confirmed += 1
+            if time.monotonic() > limit or over():
+                break
+
     def tail(
         self, step: Callable[[], object], calls: int, seconds: float, over: Callable[[], bool]
     ) -> None:
@@ -180,11 +213,12 @@ class Window:
         if not self.enabled:
             gc.disable()
         return Collected(
-            kept=self._kept[: self.points].tolist(),
+            kept=self.kept(),
             garbage=self._garbage[1 : self.points].tolist(),
             stride=self.stride,
             garbage_objects=self.window_objects,
             collector=self.named(),
+            confirmed=self._confirmed[: self.confirmed].tolist(),
         )
 
     def named(self) -> Collector:

@@ -27,6 +27,7 @@ PARAMS = "params"  # param name -> a plain value
 DEVICE = "device"
 COUNTERS = "counters"  # name -> a count
 COLLECTOR = "collector"  # Python's collector as a window found it (collector.Collector)
+CONFIRMATION = "confirmation"  # the calls read after a window that grew a little
 
 # How a point's repeats, each a fresh process, combine into its record (combine).
 MEDIAN = "median"
@@ -106,6 +107,13 @@ FIELDS = (
         combined=MEDIAN,
     ),
     Field("collector", COLLECTOR, "Python's collector and a loop's sawtooth", kept=True),
+    Field(
+        "confirmation",
+        CONFIRMATION,
+        "the calls read after a window that grew a little (steps.Confirmation: calls, later "
+        "half's bytes a call)",
+        kept=True,
+    ),
     Field("heap_note", TEXT, "why the heap could not be read", kept=True),
     Field(
         "counters",

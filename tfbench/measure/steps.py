@@ -16,13 +16,15 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from tfbench.measure import collector, heap
 from tfbench.measure.growth import (
+    confirming,
     leak_verdict,
+    per_call,
     retained_verdict,
     theil_sen_interval,
     theil_sen_slope,
@@ -32,6 +34,15 @@ from tfbench.measure.meter import PeakMeter, rss_bytes, trim_heap
 # The readings are preallocated (8 bytes each, twice): past this, the tool's own arrays
 # would be a measurable part of the memory it reads.
 MAX_ITERATIONS = 10_000_000
+
+
+class Confirmation(TypedDict):
+    """The calls read after a window that grew a little (tfbench.measure.growth): how many,
+    and what their later half keeps a call, with its 95% interval."""
+
+    calls: int
+    late_bytes_per_iteration: float
+    late_interval: list[float]
 
 
 @dataclass
@@ -54,6 +65,7 @@ class Reading:
     garbage_interval: tuple[float, float] | None
     garbage_objects_per_iteration: float | None
     heap_growth_bytes_per_iteration: float | None
+    confirmation: Confirmation | None  # where the window's small growth was confirmed
     collector: collector.Collector | None
     heap_peak_increase_bytes: int | None
     heap_note: str | None
@@ -141,8 +153,7 @@ def measure(
                 break
         peak, heap_peak = meter.peak(), counter.peak()
         if window and window.points and status == "ok":  # after the peaks: not of the window
-            over = lambda: rss_bytes() > budget_bytes  # noqa: E731
-            window.tail(step, iterations, collector.TAIL_SHARE * spent, over)
+            _after(window, step, iterations, spent, lambda: rss_bytes() > budget_bytes)
     finally:
         meter.close()
         if window and window.points:  # Python's collector as it was, whatever happened
@@ -150,6 +161,20 @@ def measure(
     return _reading(
         series, status, baseline, peak, heap_baseline, heap_peak, meter.method, collected
     )
+
+
+def _after(
+    window: collector.Window,
+    step: Callable[[], object],
+    iterations: int,
+    spent: float,
+    over: Callable[[], bool],
+) -> None:
+    """After a whole window: its small growth confirmed where it grew (growth.confirming),
+    then the tail of a user's loop."""
+    if confirming(np.asarray(window.kept()), window.stride):
+        window.confirm(step, iterations, over)
+    window.tail(step, iterations, collector.TAIL_SHARE * spent, over)
 
 
 def _window(counter: heap.PeakCounter, iterations: int) -> collector.Window | None:
@@ -170,31 +195,53 @@ def _kept(collected: collector.Collected | None, done: int) -> dict[str, Any]:
     (what collections freed, per call, and its interval over the points), the heap's growth
     between full collections (kept, and what only a full collection frees), the collector."""
     none: dict[str, Any] = dict.fromkeys(
-        ("retained", "interval", "verdict", "garbage", "garbage_interval", "objects", "growth")
+        (
+            "retained",
+            "interval",
+            "verdict",
+            "confirmation",
+            "garbage",
+            "garbage_interval",
+            "objects",
+            "growth",
+        )
     )
     if collected is None or len(collected.kept) < 2 or not done:
         return dict(none, kept=[], collector=collected and collected.collector)
     points, stride = np.asarray(collected.kept, dtype=np.float64), collected.stride
-    slope, (low, high) = theil_sen_slope(points), theil_sen_interval(points)
-    per_call = np.asarray(collected.garbage, dtype=np.float64) / stride
-    garbage = float(per_call.mean())
+    slope, interval = per_call(points, stride)
+    freed = np.asarray(collected.garbage, dtype=np.float64) / stride
+    garbage = float(freed.mean())
     spread = (
-        1.96 * float(per_call.std(ddof=1)) / math.sqrt(len(per_call))
-        if len(per_call) > 1
-        else math.inf
+        1.96 * float(freed.std(ddof=1)) / math.sqrt(len(freed)) if len(freed) > 1 else math.inf
     )
     old = collected.collector["old_garbage_per_call"]
+    confirmed = np.asarray(collected.confirmed, dtype=np.float64)
     return {
-        "retained": slope / stride,
-        "interval": (low / stride, high / stride),
-        "verdict": retained_verdict(points, slope, (low, high)),
+        "retained": slope,
+        "interval": interval,
+        "verdict": retained_verdict(points, stride, confirmed if len(confirmed) else None),
+        "confirmation": _confirmation(confirmed, stride),
         "garbage": garbage,
         "garbage_interval": (garbage - spread, garbage + spread),
-        "objects": collected.garbage_objects / (len(per_call) * stride),
-        "growth": slope / stride + (old or 0.0),
+        "objects": collected.garbage_objects / (len(freed) * stride),
+        "growth": slope + (old or 0.0),
         "kept": [int(h) for h in points],
         "collector": collected.collector,
     }
+
+
+def _confirmation(confirmed: np.ndarray, stride: int) -> Confirmation | None:
+    """What the confirmation read (tfbench.measure.growth): its calls, and what its later
+    half keeps a call, with its interval; None where none was read."""
+    if len(confirmed) < 2:
+        return None
+    late, (low, high) = per_call(confirmed[len(confirmed) // 2 :], stride)
+    return Confirmation(
+        calls=(len(confirmed) - 1) * stride,
+        late_bytes_per_iteration=late,
+        late_interval=[low, high],
+    )
 
 
 def _reading(
@@ -228,6 +275,7 @@ def _reading(
         garbage_interval=kept["garbage_interval"],
         garbage_objects_per_iteration=kept["objects"],
         heap_growth_bytes_per_iteration=kept["growth"],
+        confirmation=kept["confirmation"],
         collector=kept["collector"],
         heap_peak_increase_bytes=_over(heap_peak, heap_baseline),
         heap_note=note or heap.why_not(peak=True),
