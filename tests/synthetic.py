@@ -42,14 +42,16 @@ def keep_objects():
 
 
 _grown = [0]
+_top = [bytearray(8)]
 
 
 def rss_without_heap():
-    """RSS grows 64 KiB a call while the heap keeps ~50 bytes: each call's blocks, freed,
-    lie below the small block it keeps, so glibc cannot give them back."""
+    """RSS grows 64 KiB a call while the heap keeps nothing: each call's blocks, freed, lie
+    below the one small block it keeps in place of the last call's, so glibc cannot give
+    them back."""
     _grown[0] += 64
     blocks = [bytearray(1024) for _ in range(_grown[0])]  # written: resident
-    _kept.append(bytearray(8))  # above them
+    _top[0] = bytearray(8)  # above them; the last call's, freed, lies among them
     del blocks
 
 

@@ -109,18 +109,15 @@ def _heap_lines(r: Record, verdict: str) -> list[str]:
 
 
 def confirmation_line(r: Record) -> str:
-    """What the calls read after a window that grew a little keep in their later half, and
-    what that says (tfbench.measure.growth)."""
+    """What the rounds read after a window that grew a little kept a call, the last round's
+    interval, and what that says (tfbench.measure.growth)."""
     c = r["confirmation"]
-    low, high = c["late_interval"]
-    said = (
-        "still growing as steadily: a leak"
-        if r["leak"]
-        else "slowing or stopped: a cache filling, not a leak"
-    )
+    rates = ", ".join(exact(k["bytes_per_iteration"]) for k in c["rounds"])
+    low, high = c["rounds"][-1]["interval"]
+    said = "still growing as steadily: a leak" if r["leak"] else "a cache filling, not a leak"
     return (
-        f"{exact(c['late_bytes_per_iteration'])}/iteration [{exact(low)}, {exact(high)}] "
-        f"in the later half of {c['calls']:,} more calls: {said}"
+        f"{rates}/iteration in {len(c['rounds'])} rounds of {c['calls']:,} calls more "
+        f"(the last [{exact(low)}, {exact(high)}]): {said}"
     )
 
 

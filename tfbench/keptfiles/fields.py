@@ -140,15 +140,18 @@ def collector(value: Any, where: str) -> dict[str, Any]:
     return found
 
 
-def confirmation(value: Any, where: str) -> dict[str, Any]:
-    """The calls read after a window that grew a little (tfbench.measure.steps.Confirmation):
-    how many, and what their later half keeps a call, with its interval."""
-    data = grammar.obj(value, where)
-    return {
-        "calls": field(data, "calls", not_negative, where),
-        "late_bytes_per_iteration": field(data, "late_bytes_per_iteration", grammar.number, where),
-        "late_interval": field(data, "late_interval", pair_of(grammar.number), where),
-    }
+class KeptRound(TypedDict):
+    calls: Annotated[float, not_negative]
+    bytes_per_iteration: Annotated[float, grammar.number]
+    interval: Annotated[list[float], pair_of(grammar.number)]
+
+
+class KeptConfirmation(TypedDict):
+    """The rounds read after a window that grew a little (tfbench.measure.steps.Confirmation):
+    their calls in all, and each round's calls and bytes a call, with its interval."""
+
+    calls: Annotated[float, not_negative]
+    rounds: Annotated[list[KeptRound], grammar.each_of(grammar.schema(KeptRound))]
 
 
 # each form of a record's field (tfbench.measure.record) and its check
@@ -164,7 +167,7 @@ FORMS: dict[str, Callable[[Any, str], Any]] = {
     record.DEVICE: grammar.device,
     record.COUNTERS: grammar.mapping_of(grammar.identifier, grammar.number),
     record.COLLECTOR: optional(collector),
-    record.CONFIRMATION: optional(confirmation),
+    record.CONFIRMATION: optional(grammar.schema(KeptConfirmation)),
 }
 _CHECKS = {f.name: FORMS[f.form] for f in record.FIELDS if f.form is not None}
 

@@ -27,7 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from tfbench.measure.growth import CONFIRM
+import numpy as np
+
+from tfbench.measure import growth
 
 # Full collections a window makes at most (and its first, at its start): enough points for a
 # slope and its interval, few enough that the collections cost less than most steps.
@@ -43,10 +45,10 @@ NO_FULL = 1 << 30  # threshold2 in the window: CPython's own full collections ar
 TAIL_PROMOTIONS = 3
 TAIL_CALLS = 10
 TAIL_SHARE, TAIL_SECONDS = 0.5, 1.0
-# The confirmation of a small growth (tfbench.measure.growth.CONFIRM times the window's
-# calls) takes at most this share of the window's time per call, and this many seconds: a
+# The rounds after a window that grew a little (tfbench.measure.growth) take at most this
+# share of the time the window's pace gives their calls, and this many seconds: a
 # measurement's process has a timeout (600 s by default).
-CONFIRM_SHARE, CONFIRM_SECONDS = 1.5, 120.0
+CONFIRM_SHARE, CONFIRM_SECONDS = 1.5, 60.0
 
 
 class Collector(TypedDict):
@@ -74,9 +76,8 @@ class Collected:
     stride: int  # calls between points
     garbage_objects: int  # objects the collections freed up to the window's last point
     collector: Collector
-    # the confirmation's points (tfbench.measure.growth), the window's last point first;
-    # empty where none was read
-    confirmed: list[int]
+    # the rounds read after the window (tfbench.measure.growth); none where it needed none
+    rounds: list[growth.Round]
 
 
 def stride(iterations: int) -> int:
@@ -101,8 +102,9 @@ class Window:
         points = iterations // self.stride + 1
         self._kept, self._garbage = array.array("q", bytes(8 * points)), array.array("q")
         self._garbage.frombytes(bytes(8 * points))
-        self._confirmed = array.array("q", bytes(8 * (CONFIRM * iterations // self.stride + 1)))
-        self.points = self.confirmed = 0
+        self._round = array.array("q", bytes(8 * (points + 1)))  # a round's points
+        self.rounds: list[growth.Round] = []
+        self.points = 0
         self.began = 0.0  # when the window started
         self.freed = self.objects = self._counted = self.window_objects = 0
         self.tail_calls = self.tracked = 0
@@ -169,21 +171,34 @@ class Window:
         return self._kept[: self.points].tolist()
 
     def confirm(self, step: Callable[[], object], calls: int, over: Callable[[], bool]) -> None:
-        """After the window, CONFIRM times its calls read as it was read (a full collection
-        every stride calls, the heap it leaves), within CONFIRM_SHARE times the window's
-        time a call (a step that slows as it leaks; a second at least) and CONFIRM_SECONDS,
-        and until `over`."""
-        self._confirmed[0], self.confirmed = self._kept[self.points - 1], 1
-        seconds = max(1.0, CONFIRM_SHARE * CONFIRM * (time.monotonic() - self.began))
-        limit = time.monotonic() + min(CONFIRM_SECONDS, seconds)
-        for call in range(1, CONFIRM * calls + 1):
-            step()
-            if call % self.stride == 0:
-                self._collect(2)
-                self._confirmed[self.confirmed] = self.read_kept()
-                self.confirmed += 1
-            if time.monotonic() > limit or over():
-                break
+        """Rounds after the window (tfbench.measure.growth), the k-th of `calls` times 2**k
+        calls read at as many points as the window (a full collection at each, the heap it
+        leaves), until they settle the verdict, within CONFIRM_SHARE times the time the
+        window's pace gives them (a step that slows as it leaks; a second at least) and
+        CONFIRM_SECONDS, and until `over`; a round cut short is not kept."""
+        window = growth.round_of(np.asarray(self.kept()), self.stride)
+        pace = (time.monotonic() - self.began) / calls
+        seconds = CONFIRM_SHARE * pace * calls * (2**growth.ROUNDS - 1)
+        limit = time.monotonic() + min(CONFIRM_SECONDS, max(1.0, seconds))
+        for k in range(growth.ROUNDS):
+            stride, read, stopped = self.stride << k, 1, False
+            self._collect(2)
+            self._round[0] = self.read_kept()
+            for call in range(1, (calls << k) + 1):
+                step()
+                if call % stride == 0:
+                    self._collect(2)
+                    self._round[read] = self.read_kept()
+                    read += 1
+                if time.monotonic() > limit or over():
+                    stopped = True
+                    break
+            if not stopped:  # a round cut short by the clock counts for nothing
+                points = np.frombuffer(self._round, dtype=np.int64)[:read]
+                self.rounds.append(growth.round_of(points, stride))
+            last = stopped or k == growth.ROUNDS - 1
+            if last or (self.rounds and growth.settled(window, self.rounds, last) is not None):
+                return
 
     def tail(
         self, step: Callable[[], object], calls: int, seconds: float, over: Callable[[], bool]
@@ -197,6 +212,9 @@ class Window:
             return
         self.natural, self.natural_freed, self.promoted = [0, 0, 0], [0, 0, 0], 0
         self.last = [0, 0, 0]
+        # from an empty young generation, as after a loop's full collection: what ran since
+        # (the window's verdict, its rounds) would move the first young collection
+        self._collect(2)
         limit = time.monotonic() + max(TAIL_SECONDS, TAIL_SHARE * seconds)
         while self.tail_calls < TAIL_CALLS * calls and self.natural[1] < TAIL_PROMOTIONS:
             step()
@@ -218,7 +236,7 @@ class Window:
             stride=self.stride,
             garbage_objects=self.window_objects,
             collector=self.named(),
-            confirmed=self._confirmed[: self.confirmed].tolist(),
+            rounds=self.rounds,
         )
 
     def named(self) -> Collector:

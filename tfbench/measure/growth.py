@@ -6,6 +6,7 @@ Pure arithmetic on a series: the unit tests feed it synthetic ramps, steps and n
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,17 +24,33 @@ MIN_READINGS = 9
 FIT_POINTS = 400
 # What the step keeps (the heap after full collections, read to the byte) is a leak at any
 # size that keeps growing by about the same bytes a call: retained_verdict. TensorFlow's
-# caches fill at first and then ever slower (a loop of tf.matmul under a tape kept 629 B/call
-# over its first 80 calls, 192 over the next 80, 83 over calls 320-400), a leak does not;
-# so where the window grows by less than LEAK_MIN_BYTES, a confirmation of CONFIRM times the
-# window's calls follows it, and its later half must still grow at STEADY_SHARE of its first
-# half's rate or more (a rate falling as 1/t reads 0.46; a leak beside a cache filling ~1),
-# the lower end of its slope above KEPT_FLOOR: half the smallest planted leak (64 B/call);
-# the slowest caches of the suite keep 9-13 B/call after 2,000-4,000 calls
+# caches fill at first and then ever slower, for thousands of calls (a tf.while_loop in a
+# tf.function under a tape kept 783 B/call over its 40-call window, 395 B/call 100 calls
+# later, 12 B/call 1,000 calls later), a leak does not. So where the window grows by less
+# than LEAK_MIN_BYTES, rounds follow it, each of twice the calls of the one before (the
+# window's first; a round the clock cuts short counts for nothing), ROUNDS at most: it is
+# flat once a round surely keeps KEPT_FLOOR or less a call, or once two rounds in a row
+# surely keep less than STEADY_SHARE of the rate before them at a pace that brings it under
+# KEPT_FLOOR by the last round; a leak once a round is steady (keeps STEADY_SHARE of the rate
+# before it a doubling, `settled`) and LEAK_MIN_BYTES have been kept since the window
+# started, or, at the last round, where it is steady, the lower end of its rate above
+# KEPT_FLOOR. KEPT_FLOOR is half the smallest planted leak (64 B/call);
+# the slowest caches of the suite keep 1-13 B/call after 4,000 calls
 # (docs/validation/verdict.md).
 KEPT_FLOOR = 32
 STEADY_SHARE = 0.75
-CONFIRM = 4
+ROUNDS = 5  # 31 times the window's calls at most
+
+
+@dataclass(frozen=True)
+class Round:
+    """A round of calls read after the window: what it kept a call, with its interval."""
+
+    calls: int
+    rate: float
+    low: float
+    high: float
+    grown: float  # the heap's growth over the round
 
 
 def theil_sen_slope(y: np.ndarray) -> float:
@@ -109,17 +126,56 @@ def _sure(points: np.ndarray, slope: float, low: float, stride: int) -> bool:
     )
 
 
+def round_of(points: np.ndarray, stride: int) -> Round:
+    """A round read at `points` (its start first), `stride` calls apart."""
+    points = np.asarray(points, dtype=np.float64)
+    rate, (low, high) = per_call(points, stride)
+    grown = float(points[-1] - points[0])
+    return Round((len(points) - 1) * stride, rate, low, high, grown)
+
+
+def settled(window: Round, rounds: list[Round], last: bool) -> bool | None:
+    """The verdict once the latest of `rounds` is read after the `window` (see the
+    constants), or None: read another round (none is `last`). A round is steady where it
+    keeps STEADY_SHARE of the rate of the one before it, compared over two rounds (the share
+    squared) where there are two: one round's rate moves by a sixth from one process to the
+    next."""
+    read = [window, *rounds]
+    latest = read[-1]
+    if latest.high <= KEPT_FLOOR:
+        return False  # it stopped
+    base, share = (read[-3], STEADY_SHARE**2) if len(read) > 2 else (window, STEADY_SHARE)
+    steady = latest.low > KEPT_FLOOR and latest.rate >= share * base.rate
+    if steady and sum(r.grown for r in read) >= LEAK_MIN_BYTES:
+        return True
+    if last:
+        return steady
+    return False if _fading(read) else None
+
+
+def _fading(read: list[Round]) -> bool:
+    """The last two of `read` (the window, then its rounds) each surely keep less than
+    STEADY_SHARE of the rate before them, at a pace that brings the rate under KEPT_FLOOR by
+    the last round: a cache filling, read no further."""
+    if len(read) < 3:
+        return False
+    a, b, c = read[-3:]
+    if not (b.high < STEADY_SHARE * a.low and c.high < STEADY_SHARE * b.low):
+        return False
+    left = ROUNDS - (len(read) - 1)
+    return c.rate * (c.rate / b.rate) ** left < KEPT_FLOOR
+
+
 def retained_verdict(
-    points: np.ndarray, stride: int, confirmed: np.ndarray | None = None
+    points: np.ndarray, stride: int, rounds: list[Round] | None = None
 ) -> bool | None:
     """Whether what a step keeps (the heap after full collections, read at `points` of the
     window, `stride` calls apart) grows without bound: a leak at any size that keeps
     growing by about the same bytes a call. Flat where the window's slope is not surely
     above KEPT_FLOOR; a leak where it keeps LEAK_MIN_BYTES (sustained); else as the
-    `confirmed` points read after the window (the same stride) say: their later half grows
-    at STEADY_SHARE of their first half's rate or more, the lower end of its slope above
-    KEPT_FLOOR. Without a confirmation (stopped by the budget or the clock), the window's
-    own halves are read the same way. None, no verdict, from fewer than MIN_READINGS points."""
+    `rounds` read after the window settle it (`settled`). Without a round (stopped by the
+    budget or the clock), the window's later half stands for one. None, no verdict, from
+    fewer than MIN_READINGS points."""
     points = np.asarray(points, dtype=np.float64)
     if len(points) < MIN_READINGS:
         return None
@@ -128,10 +184,12 @@ def retained_verdict(
         return False
     if _sure(points, slope, low, stride):
         return True
-    read = np.asarray(confirmed if confirmed is not None else [], dtype=np.float64)
-    if len(read) < MIN_READINGS:
-        read = points
-    half = len(read) // 2
-    early, _ = per_call(read[: half + 1], stride)
-    late, (late_low, _) = per_call(read[half:], stride)
-    return late_low > KEPT_FLOOR and late >= STEADY_SHARE * early
+    window = round_of(points, stride)
+    if not rounds:
+        half = len(points) // 2
+        window, rounds = round_of(points[: half + 1], stride), [round_of(points[half:], stride)]
+    for k in range(len(rounds)):
+        found = settled(window, rounds[: k + 1], k == len(rounds) - 1)
+        if found is not None:
+            return found
+    return False

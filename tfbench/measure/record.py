@@ -27,7 +27,7 @@ PARAMS = "params"  # param name -> a plain value
 DEVICE = "device"
 COUNTERS = "counters"  # name -> a count
 COLLECTOR = "collector"  # Python's collector as a window found it (collector.Collector)
-CONFIRMATION = "confirmation"  # the calls read after a window that grew a little
+CONFIRMATION = "confirmation"  # the rounds read after a window that grew a little
 
 # How a point's repeats, each a fresh process, combine into its record (combine).
 MEDIAN = "median"
@@ -110,8 +110,8 @@ FIELDS = (
     Field(
         "confirmation",
         CONFIRMATION,
-        "the calls read after a window that grew a little (steps.Confirmation: calls, later "
-        "half's bytes a call)",
+        "the rounds read after a window that grew a little (steps.Confirmation: their calls, "
+        "each round's calls and bytes a call with its interval; absent before it)",
         kept=True,
     ),
     Field("heap_note", TEXT, "why the heap could not be read", kept=True),

@@ -20,7 +20,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from tfbench.measure import collector, heap
+from tfbench.measure import collector, growth, heap
 from tfbench.measure.growth import (
     confirming,
     leak_verdict,
@@ -37,12 +37,11 @@ MAX_ITERATIONS = 10_000_000
 
 
 class Confirmation(TypedDict):
-    """The calls read after a window that grew a little (tfbench.measure.growth): how many,
-    and what their later half keeps a call, with its 95% interval."""
+    """The rounds read after a window that grew a little (tfbench.measure.growth): their
+    calls in all, and each round's calls and what it kept a call, with its 95% interval."""
 
     calls: int
-    late_bytes_per_iteration: float
-    late_interval: list[float]
+    rounds: list[dict[str, Any]]  # {calls, bytes_per_iteration, interval}
 
 
 @dataclass
@@ -216,12 +215,11 @@ def _kept(collected: collector.Collected | None, done: int) -> dict[str, Any]:
         1.96 * float(freed.std(ddof=1)) / math.sqrt(len(freed)) if len(freed) > 1 else math.inf
     )
     old = collected.collector["old_garbage_per_call"]
-    confirmed = np.asarray(collected.confirmed, dtype=np.float64)
     return {
         "retained": slope,
         "interval": interval,
-        "verdict": retained_verdict(points, stride, confirmed if len(confirmed) else None),
-        "confirmation": _confirmation(confirmed, stride),
+        "verdict": retained_verdict(points, stride, collected.rounds),
+        "confirmation": _confirmation(collected.rounds),
         "garbage": garbage,
         "garbage_interval": (garbage - spread, garbage + spread),
         "objects": collected.garbage_objects / (len(freed) * stride),
@@ -231,16 +229,16 @@ def _kept(collected: collector.Collected | None, done: int) -> dict[str, Any]:
     }
 
 
-def _confirmation(confirmed: np.ndarray, stride: int) -> Confirmation | None:
-    """What the confirmation read (tfbench.measure.growth): its calls, and what its later
-    half keeps a call, with its interval; None where none was read."""
-    if len(confirmed) < 2:
+def _confirmation(rounds: list[growth.Round]) -> Confirmation | None:
+    """The rounds read after the window, as a record keeps them; None where none was."""
+    if not rounds:
         return None
-    late, (low, high) = per_call(confirmed[len(confirmed) // 2 :], stride)
     return Confirmation(
-        calls=(len(confirmed) - 1) * stride,
-        late_bytes_per_iteration=late,
-        late_interval=[low, high],
+        calls=sum(r.calls for r in rounds),
+        rounds=[
+            {"calls": r.calls, "bytes_per_iteration": r.rate, "interval": [r.low, r.high]}
+            for r in rounds
+        ],
     )
 
 
