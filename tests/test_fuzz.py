@@ -245,6 +245,13 @@ FORMS = {
     record.PARAMS: ({"size": 64, "kind": "a"}, [{"a b": 1}, {"x": {"y": 1}}]),
     record.DEVICE: ("GPU", ["TPU", "cpu; rm"]),
     record.COUNTERS: ({"traces": 3}, [{"traces": "3"}, {"<b>": 1}]),
+    record.CONFIRMATION: (
+        {
+            "calls": 4000,
+            "rounds": [{"calls": 2000, "bytes_per_iteration": 64.0, "interval": [60, 68]}],
+        },
+        [{"calls": -1, "rounds": []}, {"calls": 1, "rounds": [{"calls": 1, "interval": [1]}]}],
+    ),
     record.COLLECTOR: (
         {
             **{"python": "3.12.3", "thresholds": [700, 10, 10], "tracked": 5, "tail_calls": 0},
