@@ -28,10 +28,12 @@ from test_untrusted import assert_inert_html, assert_inert_markdown
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
 from tfbench.publish import merge, site
+from tfbench.publish.coverage import REFERENCE
 
 pytestmark = pytest.mark.slow  # the report of two releases a case; asv publish for some
 
-MACHINE = "linux-2cpu-24gb"
+MACHINE = "linux-2cpu-24gb"  # its gate runs, nightly builds, bisections, explanations
+HISTORY = REFERENCE  # its release history: asv's results and their probes
 INTEL = "linux-2cpu-24gb-intel-6.167.1-2c-7eae69"
 SECONDS = 120  # the most a reader may take over one case: beyond, a hang
 HTML = '<img src=x onerror="alert(1)">PWNED'
@@ -47,14 +49,14 @@ def _newest() -> dict[str, str]:
 RC0 = _newest()["v2.22.0rc0"]
 FILES = {  # the kept file of each format the cases edit, under results/
     "benchmarks.json": "benchmarks.json",
-    "machine.json": f"{MACHINE}/machine.json",
-    "asv result": f"{MACHINE}/{RC0}-virtualenv-py3.11.json",
+    "machine.json": f"{HISTORY}/machine.json",
+    "asv result": f"{HISTORY}/{RC0}-virtualenv-py3.11.json",
     "gate run (before CPUs)": f"gate/{MACHINE}/v2.21.0-v2.22.0rc0.json",
     "gate run": f"gate/{INTEL}/v2.21.0-v2.22.0rc0.json",
     "nightly build": f"nightly/{MACHINE}/2.22.0.dev20260205.json",
     "bisection": f"upstream/{MACHINE}/footprint-footprint-heap/bisect.json",
     "explained": f"explain/{MACHINE}/v2.22.0rc0.json",
-    "probes": f"probes/{MACHINE}/{RC0}-virtualenv-py3.11-cpu.json",
+    "probes": f"probes/{HISTORY}/{RC0}-virtualenv-py3.11-cpu.json",
 }
 SITE = {"benchmarks.json", "machine.json", "asv result"}  # what asv's pages show
 
@@ -224,12 +226,12 @@ CASES = [
     }),
     # links out of the results: in the source, and in merge's target
     *_of("links", {
-        "a machine folder": _linked(MACHINE),
+        "a machine folder": _linked(HISTORY),
         "a gate folder": _linked(f"gate/{MACHINE}"),
         "the nightly folder": _linked(f"nightly/{MACHINE}"),
     }),
     Case("links", "merge's gate folder", _linked(f"gate/{INTEL}"), in_target=True),
-    Case("links", "merge's machine folder", _linked(MACHINE), in_target=True),
+    Case("links", "merge's machine folder", _linked(HISTORY), in_target=True),
 ]  # fmt: skip
 
 
@@ -239,12 +241,12 @@ def base(tmp_path_factory) -> Path:
     source, target = ROOT / "results", tmp_path_factory.mktemp("base") / "results"
     target.mkdir()
     shutil.copy2(source / "benchmarks.json", target)
-    for machine in (MACHINE, f"probes/{MACHINE}"):
+    for machine in (HISTORY, f"probes/{HISTORY}"):
         (target / machine).mkdir(parents=True)
         for commit in _newest().values():
             for path in (source / machine).glob(f"{commit}-*.json"):
                 shutil.copy2(path, target / machine)
-    shutil.copy2(source / MACHINE / "machine.json", target / MACHINE)
+    shutil.copy2(source / HISTORY / "machine.json", target / HISTORY)
     shutil.copytree(source / INTEL, target / INTEL)  # a second machine: the site without one
     for kept in ("gate", "explain", "nightly", "upstream"):
         shutil.copytree(source / kept, target / kept)

@@ -23,7 +23,9 @@ HISTORY = "lab"
 RAW = "runner-intel"
 ENV = "virtualenv-py3.11"
 COMMITS = repo.history_tags(ROOT / "releases" / "history.git")
-SOURCE = ROOT / "results" / "linux-2cpu-24gb"  # the committed history's files, as fixtures
+SOURCE = (
+    ROOT / "retired" / "results" / "linux-2cpu-24gb"
+)  # the committed history's files, as fixtures
 HERE = json.loads(json.dumps(cpu.identity()))
 
 

@@ -17,7 +17,7 @@ import pytest
 from tfbench.cli import history as cli
 from tfbench.history import journal, releases
 from tfbench.publish import coverage
-from tfbench.publish.coverage import ReleasePython
+from tfbench.publish.coverage import REFERENCE, ReleasePython
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -341,3 +341,16 @@ def test_a_killed_history_run_goes_on_where_it_stopped(tmp_path):
     )
     row = next(ln for ln in status.stdout.splitlines() if ln.startswith("m "))
     assert row.split()[4] == "1/18"  # graphs, on the one release read
+
+
+def test_the_reference_holds_every_benchmark_at_its_version_on_the_whole_history(capsys):
+    """#78 item 3: README command 2 fails while the reference machine lacks a benchmark of
+    results/benchmarks.json at its current version on a release and Python the history
+    covers (a skip with its reason counts); the message names the families and the command
+    that re-measures them. A version change that orphans history cannot land unnoticed."""
+    from tfbench.cli import main
+
+    code = main(["history", "--config", str(ROOT / "asv.conf.json")])
+    said = capsys.readouterr().out
+    assert code == 0, said.splitlines()[-1]
+    assert said.splitlines()[-1] == f"{REFERENCE} holds the whole history at the current versions."

@@ -18,9 +18,10 @@ from tfbench.gate.rules import Change
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
 from tfbench.publish import changes
+from tfbench.publish.coverage import REFERENCE
 
 pytestmark = pytest.mark.slow  # asv publish
-MACHINE = "linux-2cpu-24gb"
+MACHINE = REFERENCE
 INJECTED = "graphs.<img src=x onerror=alert(3)>.time_step"
 SHELL = "m$(touch${IFS}PWNED)"
 
@@ -188,7 +189,7 @@ def test_a_machine_json_naming_another_machine_is_skipped_by_both(tmp_path, npm_
     assert run.returncode == 0, run.stderr
     md = (tmp_path / "html" / "report.md").read_text()
     assert md.count(f"## Machine {MACHINE}") == 1 and "## Machine renamed" not in md
-    assert "renamed/machine.json: machine: names 'linux-2cpu-24gb'" in md  # named as skipped
+    assert f"renamed/machine.json: machine: names '{MACHINE}'" in md  # named as skipped
     index = json.loads((tmp_path / "html" / "index.json").read_text())
     assert index["params"]["machine"] == [MACHINE]
 

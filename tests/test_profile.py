@@ -12,7 +12,7 @@ from conftest import ROOT, run_cli
 
 from tfbench import profile
 
-KEPT = ROOT / "results" / "linux-2cpu-24gb" / "d2a6c68b-virtualenv-py3.11.json"
+KEPT = ROOT / "retired" / "results" / "linux-2cpu-24gb" / "d2a6c68b-virtualenv-py3.11.json"
 
 
 def test_a_kept_run_reads_as_its_probes_and_samples_by_family():

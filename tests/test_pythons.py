@@ -107,7 +107,7 @@ def test_readme_command_1_ends_saying_what_it_measured_and_what_to_run_next(tmp_
     from tfbench.paths import ROOT
 
     commit = history_tags()["v2.22.0rc0"][:8]
-    kept = ROOT / "results" / "linux-2cpu-24gb" / f"{commit}-virtualenv-py3.11.json"
+    kept = ROOT / "retired" / "results" / "linux-2cpu-24gb" / f"{commit}-virtualenv-py3.11.json"
     path = shutil.copy2(kept, tmp_path / kept.name)
     values = [v for r in json.loads(kept.read_text())["results"].values() for v in r[0] or []]
     said = closing([Path(path)], "linux-2cpu-24gb")

@@ -1,6 +1,7 @@
 """The release report on hand-built results: claim polarity, verdict reasons, the gate, and
 both renderers reading the one Report. No asv run, no TensorFlow."""
 
+import dataclasses
 import math
 
 import pytest
@@ -312,3 +313,20 @@ def test_the_reports_to_file_upstream_are_listed_and_a_bad_one_named(tmp_path):
     built = report.build(d)
     assert "compare/abc0001...abc0003" in markdown.render(built)
     assert "issue.md" in html.render(built)
+
+
+def test_the_reference_leads_and_a_pairs_time_on_each_cpu_is_said_once(monkeypatch):
+    """#78: machines came in name order, and the block "Time on each CPU that read this
+    pair" was printed word for word under each machine holding the pair."""
+    from tfbench.publish import by_cpu, coverage
+
+    d = data()
+    d.machines[coverage.REFERENCE] = dataclasses.replace(
+        d.machines["box"], machine=coverage.REFERENCE
+    )
+    read = by_cpu.ByCpu(["AMD (family 25)", "Intel (family 6)"], [])
+    monkeypatch.setattr(report, "_by_cpu", lambda data, machine: read)
+    built = report.build(d)
+    assert [m.name for m in built.machines] == [coverage.REFERENCE, "box"]
+    assert [m.by_cpu for m in built.machines] == [read, None]
+    assert markdown.render(built).count(report.by_cpu_head(read)) == 1

@@ -22,10 +22,11 @@ from tfbench.history.releases import label, tracked_versions
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
 from tfbench.publish import articles, assets, changes, headline, results, site
+from tfbench.publish.coverage import REFERENCE
 
 ARTIFACTS = ROOT / "build" / "screenshots"  # kept after the run, for a person to look at
 RELEASES = [f"v{v}" for v in tracked_versions()]
-MACHINE = "linux-2cpu-24gb"
+MACHINE = REFERENCE
 
 
 def tfbench(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -695,7 +695,7 @@ def test_a_merge_killed_midway_leaves_whole_folders_and_a_rerun_completes_it(tmp
     import subprocess
     import sys
 
-    source, kept = tmp_path / "runner", ROOT / "results" / "linux-2cpu-24gb"
+    source, kept = tmp_path / "runner", ROOT / "retired" / "results" / "linux-2cpu-24gb"
     (source / kept.name).mkdir(parents=True)
     for name in ("machine.json", "d2a6c68b-virtualenv-py3.11.json"):  # d < m: moved first
         shutil.copy(kept / name, source / kept.name / name)

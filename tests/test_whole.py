@@ -225,7 +225,7 @@ def test_a_merge_with_a_cut_file_takes_the_rest_names_it_and_exits_2(tmp_path, c
     cut one named and skipped, and the exit code says so (it was 0)."""
     from tfbench.cli import main
 
-    kept = Path(__file__).parents[1] / "results" / "linux-2cpu-24gb"
+    kept = Path(__file__).parents[1] / "retired" / "results" / "linux-2cpu-24gb"
     source, into = tmp_path / "runner", tmp_path / "results"
     (source / "m").mkdir(parents=True)
     shutil.copy(kept / "machine.json", source / "m" / "machine.json")
@@ -266,7 +266,10 @@ def _limited(size: int = 4096) -> None:  # in the child: writes past `size` fail
 def test_a_full_disk_is_one_line_naming_the_file_and_loses_nothing(tmp_path):
     """A write that runs out of room: the file named, what to do, exit 74; the document as
     it was, no partial file left, no traceback."""
-    kept = Path(__file__).parents[1] / "results/linux-2cpu-24gb/d2a6c68b-virtualenv-py3.11.json"
+    kept = (
+        Path(__file__).parents[1]
+        / "retired/results/linux-2cpu-24gb/d2a6c68b-virtualenv-py3.11.json"
+    )
     document = tmp_path / "profile.md"
     document.write_text("# Where the time goes\n\n" + "earlier reading\n" * 300)
     before = document.read_bytes()
@@ -572,9 +575,9 @@ def test_publish_on_a_full_disk_is_one_line_and_the_site_is_kept(tmp_path):
     from tfbench.paths import ROOT
     from tfbench.publish import asv_publish
 
-    source, results = ROOT / "results", tmp_path / "results"
+    source, results = ROOT / "retired" / "results", tmp_path / "results"
     (results / "linux-2cpu-24gb").mkdir(parents=True)
-    (results / "benchmarks.json").write_bytes((source / "benchmarks.json").read_bytes())
+    (results / "benchmarks.json").write_bytes((ROOT / "results/benchmarks.json").read_bytes())
     for name in (
         "linux-2cpu-24gb/machine.json",
         "linux-2cpu-24gb/d2a6c68b-virtualenv-py3.11.json",

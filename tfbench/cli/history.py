@@ -14,12 +14,12 @@ from pathlib import Path
 from tfbench.cli import common
 from tfbench.cli.common import BadInput, Subcommands
 
-# The machine the history is read on: the report and the site lead with it
-REFERENCE = "linux-2cpu-24gb-amd-25.17.1-2c-69f8ba"
 HISTORY_REPEATS = 3  # fresh processes a probe point, as the history reads it
 
 
 def add(sub: Subcommands) -> None:
+    from tfbench.publish.coverage import REFERENCE
+
     h = sub.add_parser(
         "history",
         help="what each machine's history holds at the current benchmark versions; "

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from tfbench.history import pythons
 
+# The machine the history is read on, its CPU recorded: the report and the site lead with it
+REFERENCE = "linux-2cpu-24gb-amd-25.17.1-2c-69f8ba"
 NEWER = ("3.12", "3.13")  # the Pythons newer than the history's the history covers
 NEWER_RELEASES = 4  # the newest releases each of them is read on
 

@@ -29,6 +29,7 @@ from tfbench.publish import (
     chain,
     changes,
     claims,
+    coverage,
     explained,
     families,
     filed,
@@ -407,12 +408,21 @@ def summary_lines(s: Summary) -> list[str]:
 
 
 def build(data: Data) -> Report:
-    """The whole report, once: the renderers only format it."""
+    """The whole report, once: the renderers only format it. The reference machine
+    (coverage.REFERENCE) leads; the time of a pair on each CPU is said once, under the
+    first machine that reads the pair."""
     held = {m.machine: set(m.releases) for m in data.machines.values()}
-    machines = [  # may add problems
-        _machine(data, m, next((o for o, r in held.items() if r > held[m.machine]), None))
-        for m in data.machines.values()
-    ]
+    ordered = sorted(data.machines.values(), key=lambda m: m.machine != coverage.REFERENCE)
+    machines: list[MachineReport] = []
+    said: set[tuple[str, str] | None] = set()  # the pairs whose time on each CPU is said
+    for m in ordered:  # may add problems
+        beside = next((o for o, r in held.items() if r > held[m.machine]), None)
+        built = _machine(data, m, beside)
+        pair = newest_pair(built.releases)
+        if built.by_cpu is not None and pair in said:
+            built = dataclasses.replace(built, by_cpu=None)
+        said.add(pair if built.by_cpu is not None else None)
+        machines.append(built)
     return Report(
         list(dict.fromkeys(escape.local(p, data.results_dir) for p in data.problems)), machines
     )
