@@ -32,7 +32,7 @@ from tfbench.publish.coverage import REFERENCE
 
 pytestmark = pytest.mark.slow  # the report of two releases a case; asv publish for some
 
-MACHINE = "linux-2cpu-24gb"  # its gate runs, nightly builds, bisections, explanations
+MACHINE = "linux-2cpu-24gb"  # its gate runs, nightly builds and bisections
 HISTORY = REFERENCE  # its release history: asv's results and their probes
 INTEL = "linux-2cpu-24gb-intel-6.167.1-2c-7eae69"
 SECONDS = 120  # the most a reader may take over one case: beyond, a hang
@@ -55,7 +55,7 @@ FILES = {  # the kept file of each format the cases edit, under results/
     "gate run": f"gate/{INTEL}/v2.21.0-v2.22.0rc0.json",
     "nightly build": f"nightly/{MACHINE}/2.22.0.dev20260205.json",
     "bisection": f"upstream/{MACHINE}/footprint-footprint-heap/bisect.json",
-    "explained": f"explain/{MACHINE}/v2.22.0rc0.json",
+    "explained": f"explain/{HISTORY}/v2.22.0rc0.json",
     "probes": f"probes/{HISTORY}/{RC0}-virtualenv-py3.11-cpu.json",
 }
 SITE = {"benchmarks.json", "machine.json", "asv result"}  # what asv's pages show
@@ -250,6 +250,8 @@ def base(tmp_path_factory) -> Path:
     shutil.copytree(source / INTEL, target / INTEL)  # a second machine: the site without one
     for kept in ("gate", "explain", "nightly", "upstream"):
         shutil.copytree(source / kept, target / kept)
+    # the history's explanations (`tfbench explain --leaking`), as the retired machine's read
+    shutil.copytree(target / "explain" / MACHINE, target / "explain" / HISTORY)
     return target
 
 

@@ -305,7 +305,7 @@ def test_the_reports_to_file_upstream_are_listed_and_a_bad_one_named(tmp_path):
     (folder / "other" / "bisect.json").write_text('{"format": 9}')
     d = data()
     d.results_dir = tmp_path
-    (item,) = filed.read(d, "box")
+    (item,) = filed.read(d)
     assert (
         item.target == "loop.python_matmul size=256" and "compare/abc0001...abc0003" in item.line
     )

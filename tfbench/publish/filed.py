@@ -29,10 +29,24 @@ class Filed:
     metric: str
     line: str  # what the bisection concluded, one line
     rendered: bool  # its write-up can be rendered here: a catalog scenario's
+    machine: str  # where it was bisected (its folder)
 
-    def link(self, machine: str, name: str) -> str:
+    def link(self, name: str) -> str:
         """A file of the report, relative to the published site."""
-        return f"{FOLDER}/{machine}/{self.slug}/{name}"
+        return f"{FOLDER}/{self.machine}/{self.slug}/{name}"
+
+
+def machines(results_dir: Path) -> list[str]:
+    """The machines whose bisections are kept: a nightly bisection reads the heap, the same
+    on any CPU, so the report lists every machine's, whether or not it holds a history (a
+    folder named as no machine is, or a link, is not read)."""
+    root = results_dir / FOLDER
+    found = sorted(root.iterdir()) if root.is_dir() and not root.is_symlink() else []
+    return [
+        p.name
+        for p in found
+        if p.is_dir() and not p.is_symlink() and grammar.MACHINE.fullmatch(p.name)
+    ]
 
 
 def render(results_dir: Path, machine: str, site: Path) -> None:
@@ -55,10 +69,17 @@ def folder(results_dir: Path, machine: str) -> Path:
     return results_dir / FOLDER / machine
 
 
-def read(data: Data, machine: str) -> list[Filed]:
+def read(data: Data) -> list[Filed]:
+    """Every machine's bisections, each checked; a file not of its form named in `data`'s
+    problems."""
     if data.results_dir is None:
         return []
+    return [f for m in machines(data.results_dir) for f in _read(data, m)]
+
+
+def _read(data: Data, machine: str) -> list[Filed]:
     found = []
+    assert data.results_dir is not None
     for kept in sorted(folder(data.results_dir, machine).glob("*/bisect.json")):
         if not grammar.SLUG.fullmatch(kept.parent.name):
             data.problems.append(f"{kept}: not a report's folder name: skipped")
@@ -69,7 +90,8 @@ def read(data: Data, machine: str) -> list[Filed]:
             data.problems.append(str(e))
             continue
         rendered = "scenario" in run["target"]
-        found.append(Filed(kept.parent.name, _target(run), run["metric"], _line(run), rendered))
+        line = _line(run)
+        found.append(Filed(kept.parent.name, _target(run), run["metric"], line, rendered, machine))
     return found
 
 

@@ -242,7 +242,9 @@ def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Answer])
     return Summary(newest, kept is not None, changed)
 
 
-def _machine(data: Data, machine: MachineResults, beside: str | None) -> MachineReport:
+def _machine(
+    data: Data, machine: MachineResults, beside: str | None, reported: list[filed.Filed]
+) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
     verdicts = [claims.judge(c, by_name.get(c.family), machine) for c in articles.CLAIMS]
@@ -266,7 +268,7 @@ def _machine(data: Data, machine: MachineResults, beside: str | None) -> Machine
         findings.sections(by_name, machine),
         answered(by_name, machine),
         [_family(f, machine) for f in fams],
-        filed.read(data, machine.machine),
+        reported,
         python_axis.across_pythons(machine, fams),
         read_on,
         beside,
@@ -410,14 +412,16 @@ def summary_lines(s: Summary) -> list[str]:
 def build(data: Data) -> Report:
     """The whole report, once: the renderers only format it. The reference machine
     (coverage.REFERENCE) leads; the time of a pair on each CPU is said once, under the
-    first machine that reads the pair."""
+    first machine that reads the pair; the bisections to file upstream, every machine's,
+    under the first machine."""
     held = {m.machine: set(m.releases) for m in data.machines.values()}
     ordered = sorted(data.machines.values(), key=lambda m: m.machine != coverage.REFERENCE)
     machines: list[MachineReport] = []
     said: set[tuple[str, str] | None] = set()  # the pairs whose time on each CPU is said
+    reported = filed.read(data)  # every machine's bisections, under the first machine
     for m in ordered:  # may add problems
         beside = next((o for o, r in held.items() if r > held[m.machine]), None)
-        built = _machine(data, m, beside)
+        built = _machine(data, m, beside, [] if machines else reported)
         pair = newest_pair(built.releases)
         if built.by_cpu is not None and pair in said:
             built = dataclasses.replace(built, by_cpu=None)

@@ -116,7 +116,7 @@ def filed(m: MachineReport) -> list[Block]:
         files: tuple = (WHERE_MEASURED,)
         if f.rendered:
             names = ("issue.md", "repro.py", "plot.png")
-            files = sum(((Link(n, f.link(m.name, n)), ", ") for n in names), ())[:-1]
+            files = sum(((Link(n, f.link(n)), ", ") for n in names), ())[:-1]
         items.append((f"{f.target}, {f.metric}: {f.line} (", *files, ")"))
     return [
         Heading(("To file with TensorFlow",), anchor="upstream"),

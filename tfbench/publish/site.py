@@ -53,8 +53,8 @@ def write_report(data: results.Data, html_dir: Path, graphs: bool = False) -> No
     whole.write(html_dir / "report.html", html.render(built))
     if built.reported:
         whole.write(html_dir / html.REPORTED_PAGE, html.render_reported(built))
-    for machine in data.machines:
-        if data.results_dir is not None:
+    if data.results_dir is not None:
+        for machine in filed.machines(data.results_dir):
             filed.render(data.results_dir, machine, html_dir)
 
 
