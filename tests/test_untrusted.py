@@ -24,8 +24,10 @@ from tfbench import grammar, keptfiles
 from tfbench.cli import main
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
+from tfbench.publish.coverage import REFERENCE
 
-MACHINE = "linux-2cpu-24gb"
+MACHINE = "linux-2cpu-24gb"  # its gate runs, bisections and explanations
+HISTORY = REFERENCE  # the release history: asv's results and their probes
 SCRIPT = "<script>alert('PWNED')</script>"
 IMAGE = "<img src=x onerror=alert('PWNED')>"
 RANGE = ["2.21.0", "2.22.0rc0"]
@@ -548,19 +550,21 @@ def test_merge_refuses_a_machine_json_whose_text_asv_shows_as_html(tmp_path, cap
 
 
 def _results(target: Path) -> Path:
-    """The committed results of the newest two releases (what the report reads)."""
+    """The committed results of the newest two releases (what the report reads): the
+    history's, with the retired machine's explanations read as the history's."""
     source = ROOT / "results"
-    (target / MACHINE).mkdir(parents=True)
+    (target / HISTORY).mkdir(parents=True)
     shutil.copy2(source / "benchmarks.json", target)
-    shutil.copy2(source / MACHINE / "machine.json", target / MACHINE)
+    shutil.copy2(source / HISTORY / "machine.json", target / HISTORY)
     tags = history_tags()
     for tag in ("v2.21.0", "v2.22.0rc0"):
-        for folder in (MACHINE, f"probes/{MACHINE}"):
+        for folder in (HISTORY, f"probes/{HISTORY}"):
             (target / folder).mkdir(parents=True, exist_ok=True)
             for path in (source / folder).glob(f"{tags[tag][:8]}-*.json"):
                 shutil.copy2(path, target / folder)
     for kept in ("gate", "explain"):
         shutil.copytree(source / kept, target / kept)
+    shutil.copytree(target / "explain" / MACHINE, target / "explain" / HISTORY)
     return target
 
 
@@ -568,10 +572,10 @@ def _hostile(results: Path, marker: Path) -> dict[str, str]:
     """Every hostile file the report reads, written into the results; the text each case
     must find escaped, or the file it must find named."""
     tags = history_tags()
-    newest = results / MACHINE / f"{tags['v2.22.0rc0'][:8]}-virtualenv-py3.12.json"
+    newest = results / HISTORY / f"{tags['v2.22.0rc0'][:8]}-virtualenv-py3.12.json"
     other = json.loads(newest.read_text())
     other["params"]["python"] = other["python"] = f"3.12{shell(marker)}"
-    (results / MACHINE / f"{tags['v2.22.0rc0'][:8]}-virtualenv-py3.10.json").write_text(
+    (results / HISTORY / f"{tags['v2.22.0rc0'][:8]}-virtualenv-py3.10.json").write_text(
         json.dumps(other)
     )
     gate = results / "gate" / MACHINE / "v2.21.0-v2.22.0rc0.json"
@@ -583,12 +587,12 @@ def _hostile(results: Path, marker: Path) -> dict[str, str]:
     time = {"design": "interleaved", "margin": 0.02, "pairs": [8, 14], "seconds": 0.2}
     time |= {"skipped": 0, "different": 0, "same": 80, "unknown": []}
     gate.write_text(json.dumps({"format": 3, "time": time, "rows": [row], "shifts": []}))
-    explain = results / "explain" / MACHINE / "v2.22.0rc0.json"
+    explain = results / "explain" / HISTORY / "v2.22.0rc0.json"
     points = json.loads(explain.read_text())
     first = next(iter(points["points"]))
     points["points"][first]["conclusion"] = HOSTILE_TEXT
     explain.write_text(json.dumps(points))
-    probes = results / "probes" / MACHINE / f"{tags['v2.22.0rc0'][:8]}-virtualenv-py3.11-cpu.json"
+    probes = results / "probes" / HISTORY / f"{tags['v2.22.0rc0'][:8]}-virtualenv-py3.11-cpu.json"
     kept = json.loads(probes.read_text())
     kept["AccumulationCosts"]["list_in_tf_range|1000|CPU"] = [
         {"status": "error", "error": HOSTILE_TEXT}
