@@ -1,8 +1,8 @@
 """Every file tfbench keeps beside asv's results, one module a kind: its format number, its
 folder, the form of its name, its typed record, its check, its read (through the one safe
 reading path) and its write (docs/formats.md). Producers hand a writer plain data.
-Each reads its FORMAT (a probes file also its READS, as it is), naming a file of another;
-a format that renamed fields upgrades its former files (UPGRADES, `upgraded`: upgrade).
+Each reads its FORMAT, naming a file of another; a format that renamed fields upgrades its
+former files (UPGRADES, `upgraded`: upgrade).
 
 - reading: the one safe reading path (KeptFileError) and the one writing path
 - fields: the checks of fields several kinds share (a CPU, a measured record, a target)

@@ -13,7 +13,6 @@ from tfbench.history.envsync import record_name
 from tfbench.keptfiles import fields, reading
 
 FORMAT = 2
-READS = (1,)  # kept before a probes file named its CPU
 FOLDER = "probes"
 INSIDE = 2  # probes/<machine>/
 
@@ -31,10 +30,10 @@ Probes = dict[str, dict[str, list[dict[str, Any]]]]  # Costs class -> grid key -
 
 
 def check(value: Any) -> Probes:
-    """Every Costs class's grid; its CPU checked (format 2; format 1 names none)."""
+    """Every Costs class's grid, and the CPU that read it."""
     data = grammar.obj(value, "")
-    if reading.format_of(data, FORMAT, *READS) != 1:
-        field(data, "cpu", fields.cpu_identity)
+    reading.format_of(data, FORMAT)
+    field(data, "cpu", fields.cpu_identity)
     found: Probes = {}
     for costs, points in data.items():
         if costs in (reading.KEY, "cpu"):

@@ -71,12 +71,11 @@ def read(path: Path, check: Callable[[Any], Any], inside: int = 2) -> Any:
         raise KeptFileError(path, str(e)) from None
 
 
-def format_of(data: dict[str, Any], expected: int, *older: int) -> int:
-    """The file's format: `expected`, or one of the `older` this tfbench still reads."""
+def format_of(data: dict[str, Any], expected: int) -> None:
+    """Invalid unless the file is of format `expected` (a kind's reader reads one)."""
     found = data.get(KEY, 1)  # kept before formats were numbered: format 1
-    if found != expected and found not in older:
+    if found != expected:
         raise Invalid(KEY, f"{found!r}; this tfbench reads format {expected}")
-    return found
 
 
 def write(
