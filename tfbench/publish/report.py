@@ -243,7 +243,7 @@ def _summary(data: Data, machine: MachineResults, verdicts: list[claims.Answer])
 
 
 def _machine(
-    data: Data, machine: MachineResults, beside: str | None, reported: list[filed.Filed]
+    data: Data, machine: MachineResults, beside: str | None, bisected: list[filed.Filed]
 ) -> MachineReport:
     fams = families.families(data.benchmarks)
     by_name = {f.name: f for f in fams}
@@ -268,7 +268,7 @@ def _machine(
         findings.sections(by_name, machine),
         answered(by_name, machine),
         [_family(f, machine) for f in fams],
-        reported,
+        bisected,
         python_axis.across_pythons(machine, fams),
         read_on,
         beside,
@@ -418,10 +418,10 @@ def build(data: Data) -> Report:
     ordered = sorted(data.machines.values(), key=lambda m: m.machine != coverage.REFERENCE)
     machines: list[MachineReport] = []
     said: set[tuple[str, str] | None] = set()  # the pairs whose time on each CPU is said
-    reported = filed.read(data)  # every machine's bisections, under the first machine
+    bisected = filed.read(data)  # every machine's bisections, under the first machine
     for m in ordered:  # may add problems
         beside = next((o for o, r in held.items() if r > held[m.machine]), None)
-        built = _machine(data, m, beside, [] if machines else reported)
+        built = _machine(data, m, beside, [] if machines else bisected)
         pair = newest_pair(built.releases)
         if built.by_cpu is not None and pair in said:
             built = dataclasses.replace(built, by_cpu=None)
