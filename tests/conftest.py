@@ -116,6 +116,17 @@ def synthetic():
     return lambda name: f"{SYNTHETIC}::{name}"
 
 
+def probes_text(status: str = "ok") -> str:
+    """A probes file as a run here keeps it (format 2, naming this machine's CPU): one grid,
+    one point of `status`."""
+    from tfbench import cpu
+    from tfbench.keptfiles import probes
+
+    return json.dumps(
+        {"C": {"k": [{"status": status}]}, "format": probes.FORMAT, "cpu": cpu.identity()}
+    )
+
+
 def scratch_asv_conf(tmp: Path, results: Path) -> Path:
     """The project's asv config with everything asv writes moved out of the working tree."""
     from tfbench.history.asvconf import derived_config

@@ -178,7 +178,7 @@ def test_a_nightly_bisection_of_a_reported_step_is_told_where_its_answer_changed
 
     (machine,) = report.build(_history()).machines
     line = "first bad nightly 2.17.0.dev20240301 (last good 2.17.0.dev20240229): <url>"
-    filed = Filed("reported-tf68196", f"reported.{CONSTANT}", "retained", line, True)
+    filed = Filed("reported-tf68196", f"reported.{CONSTANT}", "retained", line, True, "m")
     md = "\n".join(markdown(sections.reported(dataclasses.replace(machine, filed=[filed]))))
     assert "over the nightlies (retained): first bad nightly 2.17.0.dev20240301" in md
     assert "&lt;url&gt;" in md  # a kept line is text
