@@ -116,15 +116,13 @@ def synthetic():
     return lambda name: f"{SYNTHETIC}::{name}"
 
 
-def probes_text(status: str = "ok") -> str:
-    """A probes file as a run here keeps it (format 2, naming this machine's CPU): one grid,
-    one point of `status`."""
+def keep_probes(path: Path, status: str = "ok") -> str:
+    """A probes file kept at `path` as a run here keeps it (tfbench.keptfiles.probes.add:
+    its format, this machine's CPU), one grid of one point of `status`; its text."""
     from tfbench import cpu
     from tfbench.keptfiles import probes
 
-    return json.dumps(
-        {"C": {"k": [{"status": status}]}, "format": probes.FORMAT, "cpu": cpu.identity()}
-    )
+    return probes.add(path, "C", {"k": [{"status": status}]}, cpu.identity()).read_text()
 
 
 def scratch_asv_conf(tmp: Path, results: Path) -> Path:

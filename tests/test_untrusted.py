@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import probes_text, scratch_asv_conf
+from conftest import keep_probes, scratch_asv_conf
 from markdown_it import MarkdownIt
 from test_nightly import BUILDS, kept_bisection
 
@@ -406,7 +406,7 @@ def shard(tmp_path: Path, name: str = "shard") -> Path:
     (source / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
     probes = source / "probes" / "m"
     probes.mkdir(parents=True)
-    (probes / "abcdef01-env-cpu.json").write_text(probes_text())
+    keep_probes(probes / "abcdef01-env-cpu.json")
     return source
 
 
@@ -494,8 +494,7 @@ def test_the_report_names_each_kept_file_in_no_kinds_place(tmp_path, capsys):
 
 def test_merge_refuses_two_sources_that_differ_on_a_file_unless_told_which_wins(tmp_path, capsys):
     a, b = shard(tmp_path, "a"), shard(tmp_path, "b")
-    other = probes_text("skipped")
-    (b / "probes" / "m" / "abcdef01-env-cpu.json").write_text(other)
+    other = keep_probes(b / "probes" / "m" / "abcdef01-env-cpu.json", "skipped")
     into = tmp_path / "into"
     code = run("results", "merge", a, b, "--into", into)
     err = capsys.readouterr().err.strip()
@@ -509,8 +508,7 @@ def test_merge_refuses_two_sources_that_differ_on_a_file_unless_told_which_wins(
 def test_merge_replaces_a_kept_file_only_when_told_naming_it_and_keeping_the_old(tmp_path, capsys):
     first, second = shard(tmp_path, "first"), shard(tmp_path, "second")
     kept = "probes/m/abcdef01-env-cpu.json"
-    newer = probes_text("skipped")
-    (second / kept).write_text(newer)
+    newer = keep_probes(second / kept, "skipped")
     into = tmp_path / "into"
     assert run("results", "merge", first, "--into", into) == 0
     old = (into / kept).read_bytes()

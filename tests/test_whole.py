@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import probes_text
+from conftest import keep_probes
 
 from tfbench import whole
 
@@ -128,8 +128,7 @@ def test_a_merge_lands_whole_across_file_systems(tmp_path, monkeypatch):
     (source / "m").mkdir(parents=True)
     (source / "m" / "machine.json").write_text(json.dumps({"machine": "m", "version": 1}))
     (source / "probes" / "m").mkdir(parents=True)
-    probes = probes_text()
-    (source / "probes" / "m" / "abcdef01-env-cpu.json").write_text(probes)
+    probes = keep_probes(source / "probes" / "m" / "abcdef01-env-cpu.json")
     _cross_device(monkeypatch, tmp_path)
     done = merge.merge([source], target)
     assert len(done.added) == 2

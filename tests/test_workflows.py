@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import probes_text
+from conftest import keep_probes
 
 from tfbench import cpu
 from tfbench.publish import merge
@@ -271,7 +271,7 @@ def test_merge_skips_what_it_cannot_read_and_loses_nothing(tmp_path):
     (shard / "packages" / "abcdef02-env-cpu.txt").write_text("# lock\n")  # no machine
     (shard / "probes" / "m").mkdir(parents=True)
     (shard / "probes" / "m" / "abcdef0c-env-cpu.json").write_text("[1, 2]")
-    (shard / "probes" / "m" / "abcdef0d-env-cpu.json").write_text(probes_text())
+    keep_probes(shard / "probes" / "m" / "abcdef0d-env-cpu.json")
     (shard / "probes" / "m" / "abcdef0e-env-cpu.json").write_text(
         '{"C": {"k": [{}]}, "format": 3}'
     )
