@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from tfbench.cli import common
@@ -59,10 +60,12 @@ def run(args: argparse.Namespace) -> int:
     return measure(args, config, machine, history)
 
 
-def paced(seconds: float) -> str:
-    """An estimate in words, or that there is none."""
+def paced(seconds: float, untimed: AbstractSet[str] = frozenset()) -> str:
+    """An estimate in words, or that there is none; `untimed`: setup_caches it leaves out."""
     if not seconds:
         return "time unknown (no earlier run timed these)"
+    if untimed:
+        return f"more than {hours(seconds)}: {len(untimed)} setup_cache(s) never timed"
     return f"{hours(seconds)} by earlier runs' pace"
 
 
@@ -100,12 +103,13 @@ def status(history, reference: str) -> str:
     lacking = history.machine(reference).lacking()
     if lacking:
         left = sum(history.suite.estimate(names, history.durations) for names in lacking.values())
+        untimed = history.suite.untimed(set().union(*lacking.values()), history.durations)
         families_left = history.machine(reference).families_lacking()
         lines += [
             "",
             f"{reference} lacks {sum(map(len, lacking.values()))} benchmark results in "
             f"{len(lacking)} files (families {', '.join(families_left)}), "
-            f"{paced(left)}: "
+            f"{paced(left, untimed)}: "
             f"`tfbench history measure --machine {reference}`",
         ]
     else:
@@ -155,13 +159,16 @@ def measure(args: argparse.Namespace, config: Path, machine: str, history) -> in
     estimates = {
         cell: history.suite.estimate(names, history.durations) for cell, names in todo.items()
     }
+    untimed = {
+        cell: history.suite.untimed(names, history.durations) for cell, names in todo.items()
+    }
     common.progress(
         f"{machine}: {sum(map(len, todo.values()))} benchmark results in {len(todo)} files to "
-        f"read, {paced(sum(estimates.values()))}"
+        f"read, {paced(sum(estimates.values()), set().union(*untimed.values()))}"
     )
     if args.dry_run:
         for cell, names in todo.items():
-            print(f"{cell}: {len(names)} benchmarks, {paced(estimates[cell])}")
+            print(f"{cell}: {len(names)} benchmarks, {paced(estimates[cell], untimed[cell])}")
         return 0
     results = common.results_dir(config)
     journal = config.parent / ".asv" / "journal" / machine

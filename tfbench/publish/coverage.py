@@ -173,6 +173,12 @@ class Suite:
         caches = {self.caches.get(n) for n in names} - {None}
         return cost + sum(_median(durations.get(f"<setup_cache {c}>", [])) for c in caches)
 
+    def untimed(self, names: Iterable[str], durations: dict[str, list[float]]) -> set[str]:
+        """The setup_caches of `names` that no file timed, which `estimate` cannot count: a
+        grid no run has read yet may take most of a file's time."""
+        caches = {c for n in names if (c := self.caches.get(n))}
+        return {c for c in caches if not durations.get(f"<setup_cache {c}>")}
+
 
 def _median(values: list[float]) -> float:
     ordered = sorted(v for v in values if not math.isnan(v))
