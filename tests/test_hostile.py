@@ -14,8 +14,10 @@ import pytest
 from conftest import scratch_asv_conf
 from test_site import chromium, serving
 
+from tfbench import cpu
 from tfbench.gate.rules import Change
 from tfbench.history.repo import history_tags
+from tfbench.keptfiles import probes
 from tfbench.paths import ROOT
 from tfbench.publish import changes
 from tfbench.publish.coverage import REFERENCE
@@ -162,17 +164,15 @@ def test_report_md_escapes_what_it_shows(tmp_path, npm_cache):
     """A reason kept beside the results is text, not Markdown or HTML."""
     results = newest_results(tmp_path / "results")
     commit = history_tags()["v2.21.0"][:8]
-    (results / "probes" / MACHINE).mkdir(parents=True)
-    (results / "probes" / MACHINE / f"{commit}-virtualenv-py3.11-cpu.json").write_text(
-        json.dumps(
-            {
-                "AccumulationCosts": {
-                    "list_in_tf_range|1000|CPU": [
-                        {"status": "error", "error": "<script>alert(1)</script> | *x* `y`"}
-                    ]
-                }
-            }
-        )
+    probes.add(
+        results / "probes" / MACHINE / f"{commit}-virtualenv-py3.11-cpu.json",
+        "AccumulationCosts",
+        {
+            "list_in_tf_range|1000|CPU": [
+                {"status": "error", "error": "<script>alert(1)</script> | *x* `y`"}
+            ]
+        },
+        cpu.identity(),
     )
     run = publish(tmp_path)
     assert run.returncode == 0, run.stderr

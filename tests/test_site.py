@@ -104,10 +104,13 @@ def test_the_report_reads_in_a_minute(published):
     """The newest release in the patterns' words first, then the summary; no traceback
     anywhere, and a length a person reads."""
     text = (published / "html" / "report.md").read_text()
-    # a machine's section at a time: 286 lines for the history's, with a report to file
-    # upstream and its first screen; a machine of some families says the rest in a line each
+    # a machine's section at a time: 392 lines for the reference's, which holds the whole
+    # history (every family, 11 releases: its adjacent releases' changes are 100 rows); a
+    # machine of some families says the rest in a line each; 472 lines in all, where two
+    # half-histories took 452 (300 and 138)
     sections = re.split(r"\n(?=## Machine )", text)[1:]
-    assert sections and all(len(s.splitlines()) <= 300 for s in sections)
+    assert sections and all(len(s.splitlines()) <= 420 for s in sections)
+    assert len(text.splitlines()) <= 520
     head, _, rest = text.partition("### What changed in ")
     assert rest and len(head) < 400
     screen, _, rest = rest.partition("\n### Summary")
@@ -278,8 +281,9 @@ def test_the_reports_first_screen_is_the_newest_release_in_users_words(served):
 @pytest.mark.browser
 def test_report_page_renders_tables_and_plots(served):
     dom = chromium(f"{served}/report.html", "report.png")
-    # a machine's families: their plots, then one table whose cells say leak or flat
-    assert dom.count('<table class="family"') >= 2 and dom.count("<svg") >= 8
+    # a machine's families: their plots, then one table whose cells say leak or flat (the
+    # reference's; the other machines hold their families at older versions)
+    assert dom.count('<table class="family"') >= 1 and dom.count("<svg") >= 8
     assert '<td class="leak">' in dom and '<td class="flat">' in dom
     assert "What changed between adjacent releases" in dom and "Machine linux-2cpu-24gb" in dom
 
