@@ -102,7 +102,7 @@ def test_a_release_without_a_value_says_why():
     assert [o.holds for o in verdict.outcomes] == [True, None, None]
     assert verdict.reasons == ["error: InaccessibleTensorError: boom"]
     word, parts = report.verdict_parts(verdict)
-    assert word == "no data"
+    assert word == "does not run"  # the probe kept why; "no data" where it kept nothing
     assert "no value on v1.1.0-v1.2.0" in parts
     assert "why on v1.1.0: InaccessibleTensorError: boom" in parts
 

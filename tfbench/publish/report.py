@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tfbench import escape
+from tfbench import answers, escape
 from tfbench.figures import BY_NAME, SLOPE
 from tfbench.gate.rules import RSS_ONLY, Change
 from tfbench.gate.shifts import Shift
@@ -433,16 +433,14 @@ def build(data: Data) -> Report:
 
 
 def verdict_parts(verdict: claims.Answer) -> tuple[str, list[str]]:
-    """(the word for the newest release: TRUE, FALSE or no data; the release-by-release
-    summary), as plain text for either renderer."""
+    """(the word for the newest release: TRUE, FALSE, does not run (its probe kept why: an
+    error, a timeout or a skip) or no data; the release-by-release summary), as plain text
+    for either renderer."""
     newest = verdict.newest
-    word = (
-        "no data"
-        if newest is None or newest.holds is None
-        else "TRUE"
-        if newest.holds
-        else "FALSE"
-    )
+    if newest is None or newest.holds is None:
+        word = answers.FAILS if newest and newest.reason else "no data"
+    else:
+        word = "TRUE" if newest.holds else "FALSE"
     groups: dict[str, list[claims.Outcome]] = {"holds": [], "does not hold": [], "no value": []}
     for o in verdict.outcomes:
         groups[WORD[o.holds]].append(o)
