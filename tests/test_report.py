@@ -102,9 +102,15 @@ def test_a_release_without_a_value_says_why():
     assert [o.holds for o in verdict.outcomes] == [True, None, None]
     assert verdict.reasons == ["error: InaccessibleTensorError: boom"]
     word, parts = report.verdict_parts(verdict)
-    assert word == "does not run"  # the probe kept why; "no data" where it kept nothing
+    assert word == "no data"  # the newest release's probe kept nothing
     assert "no value on v1.1.0-v1.2.0" in parts
     assert "why on v1.1.0: InaccessibleTensorError: boom" in parts
+    error = "error: InaccessibleTensorError: boom"
+    kept = {("PatternCosts", "leaky|CPU", tag): error for tag in ("v1.1.0", "v1.2.0")}
+    verdict = claims.judge(
+        LEAK_CLAIM, FAMILY, data(leak=(1, None, None), reasons=kept).machines["box"]
+    )
+    assert report.verdict_parts(verdict)[0] == "does not run"  # the newest's probe kept why
 
 
 def test_what_changed_follows_the_gate_rules():
