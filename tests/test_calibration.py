@@ -46,6 +46,30 @@ def test_a_planted_leak_of_any_size_reads_leak_at_the_default_window(synthetic, 
         assert rates[-1] == pytest.approx(size, rel=0.05)
 
 
+def test_a_reading_asked_for_no_rounds_reads_none(synthetic, monkeypatch):
+    """A smoke run's probes (whether a point runs, not what it reads) ask for no rounds: a
+    planted 512 B a call, which the default window confirms in rounds (above), reads the
+    window alone, its verdict from the window's later half."""
+    from tfbench import probes, targets
+
+    monkeypatch.setenv(probes.SMOKE_VAR, "100")  # the probes' limits of a smoke run
+    asked = []
+    monkeypatch.setattr(
+        probes, "measure_spawned", lambda steps, limits, **kw: asked.append(limits) or []
+    )
+    point = [["numpy"], ["none"], [64], [100], ["CPU"]]
+    probes.measure_grid(
+        "loop", point, ["variant", "gradient", "size", "loop_iterations", "device"]
+    )
+    assert [limits.confirm for limits in asked] == [False]
+    file, _, name = synthetic("planted_512b").partition("::")
+    limits = targets.Limits(iterations=100, warmup=10, confirm=False)
+    r = targets.measure(targets.FunctionTarget(file, name), limits)
+    assert r["status"] == "ok" and r["confirmation"] is None, r["confirmation"]
+    assert r["retained_bytes_per_iteration"] == pytest.approx(512, rel=0.05)
+    assert r["leak"] is True
+
+
 def test_a_cache_that_fills_once_and_stops_reads_flat(synthetic):
     """4 KiB a call for 64 calls, then every call a hit: it grows through half the window,
     then the round after it keeps nothing."""

@@ -37,7 +37,8 @@ REPEATS_VAR = "TFBENCH_REPEATS"
 REPEATS = int(os.environ.get(REPEATS_VAR, "3"))
 # A smoke run (the suite's test, with asv's --quick, whose results asv does not save:
 # whether every point runs, not what it reads): this many iterations a point, a quarter of
-# them warm-up, and its probes never kept.
+# them warm-up, no rounds confirming a window that grew a little (31 times its calls, which
+# at so few calls every TensorFlow point of the loop grid read), and its probes never kept.
 SMOKE_VAR = "TFBENCH_SMOKE_ITERATIONS"
 # The asv run's --bench, which `tfbench gate` passes its probes: a grid point no benchmark of
 # the run asks for is not measured (asv calls setup_cache for the whole grid).
@@ -123,7 +124,7 @@ def measure_grid(
         except scenarios.ParamError as e:
             grid[key(values)] = [{"status": "skipped", "error": str(e)}]
     smoke = int(os.environ.get(SMOKE_VAR) or 0)
-    limits = Limits(iterations=smoke, warmup=smoke // 4) if smoke else DEFAULTS
+    limits = Limits(iterations=smoke, warmup=smoke // 4, confirm=False) if smoke else DEFAULTS
     steps = list(todo.values()) * repeats
     if journal is None:
         measured = measure_spawned(steps, limits, workers=workers, imports=imports)

@@ -220,7 +220,10 @@ def failure(e: BaseException) -> dict[str, str]:
 class Limits:
     """How a measurement runs: its iterations and warm-up (None: the target's own), the
     memory budget (None: a quarter of RAM) and timeout, which interpreter (None: this one;
-    another environment's), and whether its process's output is shown."""
+    another environment's), whether its process's output is shown, and whether a window
+    that grew a little is confirmed by rounds (tfbench.measure.growth): a smoke reading,
+    which asks whether a pattern runs and its record reads, reads none, and its verdict
+    rests on the window alone, as where the clock stops the rounds."""
 
     iterations: int | None = None
     warmup: int | None = None
@@ -228,6 +231,7 @@ class Limits:
     timeout_s: float = 600.0
     python: str | None = None
     quiet: bool = False
+    confirm: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """What the measuring process needs of them."""
@@ -236,6 +240,7 @@ class Limits:
             "warmup": self.warmup,
             "budget_bytes": self.budget_bytes,
             "timeout_s": self.timeout_s,
+            "confirm": self.confirm,
         }
 
     @classmethod
@@ -261,6 +266,7 @@ def run(target: Step, limits: Limits, primed: bool) -> Record:
                 limits.budget_bytes or supervisor.default_budget_bytes(),
                 result["device"],
                 primed,
+                limits.confirm,
             ),
             tf_version=tf_version(),
             budget_bytes=limits.budget_bytes,

@@ -69,13 +69,15 @@ def measure_step(
     budget_bytes: int,
     device: str,
     primed: bool,
+    confirm: bool = True,
 ) -> dict[str, Any]:
     """The step's figures in this process, from a baseline taken once TensorFlow's runtime
     has started, with the device's allocator peak and the step's own counters (graph ops,
-    traces) read after the run."""
+    traces) read after the run; `confirm`: whether a window that grew a little is
+    confirmed by rounds (steps.measure)."""
     devices.start_runtime(device)
     devices.reset_allocator_peak(device)
-    reading = asdict(measure(step, iterations, warmup, budget_bytes))
+    reading = asdict(measure(step, iterations, warmup, budget_bytes, confirm=confirm))
     counters = getattr(step, "counters", None)
     reading.update(
         allocator_peak_bytes=devices.allocator_peak(device),

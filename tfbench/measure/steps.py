@@ -114,8 +114,10 @@ def measure(
     warmup: int,
     budget_bytes: int,
     meter: PeakMeter | None = None,
+    confirm: bool = True,
 ) -> Reading:
-    """Run `step` warmup + iterations times in this process and read its memory and time.
+    """Run `step` warmup + iterations times in this process and read its memory and time;
+    where the window grew a little, rounds of calls confirm it unless `confirm` is False.
 
     Stops early with status "over_budget" once this process's RSS passes budget_bytes.
     """
@@ -152,7 +154,7 @@ def measure(
                 break
         peak, heap_peak = meter.peak(), counter.peak()
         if window and window.points and status == "ok":  # after the peaks: not of the window
-            _after(window, step, iterations, spent, lambda: rss_bytes() > budget_bytes)
+            _after(window, step, iterations, spent, lambda: rss_bytes() > budget_bytes, confirm)
     finally:
         meter.close()
         if window and window.points:  # Python's collector as it was, whatever happened
@@ -168,10 +170,11 @@ def _after(
     iterations: int,
     spent: float,
     over: Callable[[], bool],
+    confirm: bool,
 ) -> None:
-    """After a whole window: its small growth confirmed where it grew (growth.confirming),
-    then the tail of a user's loop."""
-    if confirming(np.asarray(window.kept()), window.stride):
+    """After a whole window: its small growth confirmed where it grew (growth.confirming)
+    and `confirm` asks it, then the tail of a user's loop."""
+    if confirm and confirming(np.asarray(window.kept()), window.stride):
         window.confirm(step, iterations, over)
     window.tail(step, iterations, collector.TAIL_SHARE * spent, over)
 
