@@ -224,6 +224,9 @@ def test_the_upstream_comment_says_what_reproduces_where_with_the_step_run():
     assert "CALLS = 1000" in code
     (normal,) = [a for a in found if a.report.number == 25473]
     assert "&lt;script&gt;" in published.comment(normal, TAGS, "box")
+    # an answer (its error) on every release: no change over three; none read: no verdict
+    assert "No answer changed over the 3 releases read." in published.comment(normal, TAGS, "box")
+    assert "Read on 0 of 3 releases: a change needs two." in code
     assert report.build(data).machines[0].reported == found
 
 

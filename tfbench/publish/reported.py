@@ -174,7 +174,13 @@ def comment(found: ReportAnswers, releases: list[str], machine: str) -> str:
         for s in found.steps
         for c in s.changes(releases)
     ]
-    lines += ["", *(changed or ["No answer changed over these releases."]), ""]
+    read = sum(any(s.answers[k] for s in found.steps) for k in range(len(releases)))
+    unchanged = (  # one release read tells no change
+        f"No answer changed over the {read} releases read."
+        if read > 1
+        else f"Read on {read} of {len(releases)} releases: a change needs two."
+    )
+    lines += ["", *(changed or [unchanged]), ""]
     lines.append(f"What the step adapts of the reproducer: {escape.markdown(report.adapted)}.")
     for sid, (prepare, _, _) in report.steps.items():
         code = "\n\n".join([*_helpers(prepare), inspect.getsource(prepare)])
