@@ -133,8 +133,17 @@ class ProbeCosts(_Family):
         prefix = f"{costs.__module__.partition('.')[2]}.{costs.__name__}"  # asv's name
         asked = probes.selected([f"{prefix}.{m}" for m in dir(costs) if m.startswith("track_")])
         journal = probes.journal(costs.__name__, self.version)
+        from asv_runner.benchmarks._base import get_setup_cache_key
+
+        key = get_setup_cache_key(costs.setup_cache)  # as asv times it
         grid = probes.measure_grid(
-            self.family, self.params, self.param_names, module, asked=asked, journal=journal
+            self.family,
+            self.params,
+            self.param_names,
+            module,
+            asked=asked,
+            journal=journal,
+            setup_cache=key,
         )
         probes.keep(self.__class__.__name__, grid)
         return grid

@@ -142,8 +142,9 @@ class Killed(Exception):
     """The run stopped."""
 
 
-def test_a_journal_gives_back_what_a_stopped_run_read_and_nothing_else(tmp_path):
-    where = tmp_path / "j" / "Costs-v.json"
+def test_a_journal_gives_back_what_a_stopped_run_read_and_nothing_else(tmp_path, monkeypatch):
+    monkeypatch.setenv(journal.VAR, str(tmp_path))
+    where = tmp_path / "abc-virtualenv-py3.11" / "Costs-v.json"
     steps = [{"target": k} for k in range(10)]
     asked: list[list[int]] = []
     kill_at = [2]  # the first run is killed in its second request
@@ -152,16 +153,24 @@ def test_a_journal_gives_back_what_a_stopped_run_read_and_nothing_else(tmp_path)
         asked.append(chosen)
         if len(asked) in kill_at:
             raise Killed
+        time.sleep(0.05)
         return [{"reading": k} for k in chosen]
 
     with pytest.raises(Killed):
-        journal.measured(where, steps, measure, say=lambda s: None)
+        journal.measured(where, steps, measure, say=lambda s: None, setup_cache="costs:9")
     assert len(journal.readings(where)) == journal.CHUNK  # the first request kept
+    first = json.loads(where.read_text())["seconds"]
+    assert first >= 0.05
+    assert journal.earlier("abc", "virtualenv-py3.11", "costs:9") == 0  # no run before it
     said: list[str] = []
     asked.clear()
     kill_at.clear()
-    got = journal.measured(where, steps, measure, say=said.append)
+    got = journal.measured(where, steps, measure, say=said.append, setup_cache="costs:9")
     assert got == [{"reading": k} for k in range(10)]
+    # asv times the second run's setup_cache: the first's seconds are given back to add
+    assert journal.earlier("abc", "virtualenv-py3.11", "costs:9") == first
+    assert json.loads(where.read_text())["seconds"] >= first + 0.1
+    assert journal.earlier("abc", "virtualenv-py3.11", "other:1") == 0
     assert asked[0][0] == journal.CHUNK  # nothing read twice
     assert sum(map(len, asked)) == 10 - journal.CHUNK
     assert said == [f"tfbench: {journal.CHUNK} of 10 readings kept by a stopped run: going on"]
@@ -192,6 +201,7 @@ def test_every_result_asv_adds_is_saved_whole_at_once(tmp_path, monkeypatch):
     from tfbench.history import resumable
 
     monkeypatch.setattr(Results, "add_result", Results.add_result)  # put back after
+    monkeypatch.setattr(Results, "set_setup_cache_duration", Results.set_setup_cache_duration)
     monkeypatch.setattr(util, "write_json", util.write_json)
     resumable.save_each(str(tmp_path))
     params = {"machine": "m", "python": "3.11"}
@@ -207,6 +217,15 @@ def test_every_result_asv_adds_is_saved_whole_at_once(tmp_path, monkeypatch):
     loaded = Results.load(str(saved), machine_name="m")
     assert loaded.get_result_value("f.A.track_x", []) == [1.5]
     assert not list(tmp_path.rglob("*.partial"))
+    # a grid a stopped run began: asv's time of its setup_cache counts that run's seconds
+    monkeypatch.setenv(journal.VAR, str(tmp_path / "journal"))
+    kept = tmp_path / "journal" / f"{'a' * 40}-virtualenv-py3.11" / "ACosts-v1.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text(json.dumps({"setup_cache": "f:7", "seconds": 140.0, "resumed": 100.0}))
+    result.set_setup_cache_duration("f:7", 5.0)
+    result.set_setup_cache_duration("f:9", 5.0)
+    durations = {"f.A.track_x": 2.0, "<setup_cache f:7>": 105.0, "<setup_cache f:9>": 5.0}
+    assert result.duration == durations
 
 
 def test_a_benchmark_failing_on_a_full_disk_ends_the_run_in_one_line(
@@ -223,6 +242,7 @@ def test_a_benchmark_failing_on_a_full_disk_ends_the_run_in_one_line(
     from tfbench.history import resumable
 
     monkeypatch.setattr(Results, "add_result", Results.add_result)  # put back after
+    monkeypatch.setattr(Results, "set_setup_cache_duration", Results.set_setup_cache_duration)
     monkeypatch.setattr(util, "write_json", util.write_json)
     resumable.save_each(str(tmp_path))
     result = Results({"machine": "m"}, {}, "a" * 40, 0, "3.11", "virtualenv-py3.11", {})
@@ -290,19 +310,24 @@ def _measure(runner: Path, *more: str, **popen) -> subprocess.Popen:
     return subprocess.Popen(command, cwd=runner, env=env, text=True, **popen)
 
 
-@pytest.mark.slow
-def test_a_killed_history_run_goes_on_where_it_stopped(tmp_path):
-    """SIGKILL in a Costs grid (after some results): the next call keeps every result saved
-    (not read again), takes the grid's readings from the journal, reads the rest, and
-    leaves the family whole at its current version."""
-    pytest.importorskip("tensorflow")
-    runner = tmp_path / "runner"
+def _checkout(runner: Path) -> Path:
+    """The suite's code and configuration at `runner`, with no results but benchmarks.json."""
     for part in ("tfbench", "benchmarks", "releases"):
         shutil.copytree(ROOT / part, runner / part, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "asv.conf.json", runner)
     (runner / "results").mkdir()
     (runner / "home").mkdir()
     shutil.copy(ROOT / "results" / "benchmarks.json", runner / "results")
+    return runner
+
+
+@pytest.mark.slow
+def test_a_killed_history_run_goes_on_where_it_stopped(tmp_path):
+    """SIGKILL in a Costs grid (after some results): the next call keeps every result saved
+    (not read again), takes the grid's readings from the journal, reads the rest, and
+    leaves the family whole at its current version."""
+    pytest.importorskip("tensorflow")
+    runner = _checkout(tmp_path / "runner")
     killed = _measure(
         runner, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -323,6 +348,8 @@ def test_a_killed_history_run_goes_on_where_it_stopped(tmp_path):
     started = before["result_columns"].index("started_at")
     kept_readings = sum(len(journal.readings(p)) for p in journals.rglob("*.json"))
     assert before["results"] and kept_readings
+    grids = [json.loads(p.read_text()) for p in journals.rglob("*.json")]
+    begun = {g["setup_cache"]: g["seconds"] for g in grids if g["records"]}
 
     run = _measure(runner, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out, _ = run.communicate(timeout=900)
@@ -331,6 +358,8 @@ def test_a_killed_history_run_goes_on_where_it_stopped(tmp_path):
     after = json.loads(saved.read_text())
     for name, row in before["results"].items():  # not read again
         assert after["results"][name][started] == row[started], name
+    for key, seconds in begun.items():  # asv's time of a grid counts the killed run's too
+        assert after["durations"][f"<setup_cache {key}>"] > seconds, (key, after["durations"])
     graphs = {
         n
         for n in json.loads((ROOT / "results" / "benchmarks.json").read_text())

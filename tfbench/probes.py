@@ -105,6 +105,7 @@ def measure_grid(
     repeats: int = REPEATS,
     asked: Callable[[tuple], bool] = lambda values: True,
     journal: Path | None = None,
+    setup_cache: str | None = None,
 ) -> Grid:
     """Probe every grid point `repeats` times, each in a child forked from one measuring
     process (targets.measure_spawned: a fresh one, or the run's, tfbench.measure.parents;
@@ -113,7 +114,8 @@ def measure_grid(
     every point); a point its scenario lacks is a skip with the reason, a point not `asked`
     for is left out. Whether a device is usable is asked in the child: asking would start
     TensorFlow. A `journal` (tfbench.history.journal) keeps the readings as they come, and
-    gives back those a run that stopped kept."""
+    gives back those a run that stopped kept, with the seconds they took (`setup_cache`:
+    asv's key of the setup_cache reading the grid)."""
     grid: Grid = {}
     todo: dict[str, Step] = {}
     for values in filter(asked, itertools.product(*params)):
@@ -136,6 +138,7 @@ def measure_grid(
             lambda chosen: measure_spawned(
                 [steps[k] for k in chosen], limits, workers=workers, imports=imports
             ),
+            setup_cache=setup_cache,
         )
     for k, point_key in enumerate(todo):
         grid[point_key] = measured[k :: len(todo)]

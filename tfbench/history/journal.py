@@ -4,8 +4,12 @@ class's grid goes on where it stopped: the points read before are not read again
 Only a run that asks for it (`tfbench history measure` sets VAR to a folder) keeps one. A
 journal is one Costs class's grid on one release and environment at one benchmark version:
 `<VAR>/<commit>-<env>/<class>-<version>.json`, {"steps": what each reading is of (its
-target, limits and repeat order), "records": the readings so far, in that order}. It is this
-machine's own scratch (under .asv/), read back only where its steps are the run's.
+target, limits and repeat order), "records": the readings so far, in that order, "seconds":
+the wall time the readings took over every run, "resumed": the part of it earlier runs took,
+"setup_cache": asv's key of the setup_cache that reads the grid}. asv times a setup_cache
+in the run that finishes it: `earlier` gives back what the runs before took, so that the
+history's estimates count a grid's whole time. It is this machine's own scratch (under
+.asv/), read back only where its steps are the run's.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,10 +56,15 @@ def readings(where: Path) -> list[dict[str, Any]]:
 def done(where: Path, steps: list[str]) -> list[dict[str, Any]]:
     """The readings a journal holds for these steps, in order: none where there is no
     journal, it is not whole, or it was of other steps."""
+    return _kept(where, steps)[0]
+
+
+def _kept(where: Path, steps: list[str]) -> tuple[list[dict[str, Any]], float]:
+    """done's readings, and the seconds they took (0 where there are none)."""
     try:
         kept = json.loads(where.read_bytes())
     except (OSError, ValueError, RecursionError):
-        return []
+        return [], 0.0
     records = kept.get("records") if isinstance(kept, dict) else None
     if (
         not isinstance(records, list)
@@ -62,8 +72,30 @@ def done(where: Path, steps: list[str]) -> list[dict[str, Any]]:
         or len(records) > len(steps)
         or not all(isinstance(r, dict) for r in records)
     ):
-        return []
-    return records
+        return [], 0.0
+    return records, _seconds(kept.get("seconds")) if records else 0.0
+
+
+def _seconds(value: Any) -> float:
+    """A journal's seconds: a finite count, or 0."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e9
+    return float(value) if ok else 0.0
+
+
+def earlier(commit: str, env: str, setup_cache: str) -> float:
+    """The seconds the runs before this one took reading the grid of asv's `setup_cache`
+    in this history run's journal of `commit` and `env` (0 where none is kept)."""
+    folder = os.environ.get(VAR)
+    if not folder:
+        return 0.0
+    for where in (Path(folder) / f"{commit}-{env}").glob("*.json"):
+        try:
+            kept = json.loads(where.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(kept, dict) and kept.get("setup_cache") == setup_cache:
+            return _seconds(kept.get("resumed"))
+    return 0.0
 
 
 def measured(
@@ -71,15 +103,25 @@ def measured(
     steps: list[dict[str, Any]],
     measure: Callable[[list[int]], list[dict[str, Any]]],
     say: Callable[[str], None] = print,
+    setup_cache: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every step's reading, those the journal holds taken from it and the others measured
-    CHUNK at a time (`measure(indices)`), each chunk kept before the next."""
+    CHUNK at a time (`measure(indices)`), each chunk kept before the next, with the seconds
+    every run took and asv's key of the `setup_cache` reading them."""
     prints = fingerprint(steps)
-    records = done(where, prints)
+    records, resumed = _kept(where, prints)
+    began = time.monotonic()
+
+    def keep() -> None:
+        spent = resumed + time.monotonic() - began
+        kept = {"steps": prints, "records": records, "seconds": spent, "resumed": resumed}
+        whole.write(where, json.dumps({**kept, "setup_cache": setup_cache}), sync=True)
+
     if records:
         say(f"tfbench: {len(records)} of {len(steps)} readings kept by a stopped run: going on")
+        keep()  # this run's `resumed`, read when asv times it
     while len(records) < len(steps):
         start = len(records)
         records += measure(list(range(start, min(start + CHUNK, len(steps)))))
-        whole.write(where, json.dumps({"steps": prints, "records": records}), sync=True)
+        keep()
     return records
