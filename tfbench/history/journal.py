@@ -31,11 +31,24 @@ CHUNK = 4  # readings a request: two a worker, a kill loses at most these
 def path(costs_class: str, version: str) -> Path | None:
     """The journal of a Costs class's grid in the asv run under way; None where the run
     keeps none (VAR unset, or not run by asv)."""
-    folder, commit = os.environ.get(VAR), os.environ.get("ASV_COMMIT")
-    if not folder or not commit:
-        return None
-    env = os.environ.get("ASV_ENV_NAME", "env")
-    return Path(folder) / f"{commit}-{env}" / f"{costs_class}-{version}.json"
+    commit = os.environ.get("ASV_COMMIT")
+    grids = _grids(commit, os.environ.get("ASV_ENV_NAME", "env")) if commit else None
+    return grids / f"{costs_class}-{version}.json" if grids else None
+
+
+def _grids(commit: str, env: str) -> Path | None:
+    """The folder of the journals of `commit` in `env` in this run; None where it keeps none."""
+    folder = os.environ.get(VAR)
+    return Path(folder) / f"{commit}-{env}" if folder else None
+
+
+def _load(where: Path) -> dict[str, Any]:
+    """A journal's contents; empty where there is none or it is not whole."""
+    try:
+        kept = json.loads(where.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return kept if isinstance(kept, dict) else {}
 
 
 def fingerprint(steps: list[dict[str, Any]]) -> list[str]:
@@ -45,11 +58,7 @@ def fingerprint(steps: list[dict[str, Any]]) -> list[str]:
 
 def readings(where: Path) -> list[dict[str, Any]]:
     """The readings a journal holds, whatever they are of (for a count)."""
-    try:
-        kept = json.loads(where.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return []
-    records = kept.get("records") if isinstance(kept, dict) else None
+    records = _load(where).get("records")
     return records if isinstance(records, list) else []
 
 
@@ -61,11 +70,8 @@ def done(where: Path, steps: list[str]) -> list[dict[str, Any]]:
 
 def _kept(where: Path, steps: list[str]) -> tuple[list[dict[str, Any]], float]:
     """done's readings, and the seconds they took (0 where there are none)."""
-    try:
-        kept = json.loads(where.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return [], 0.0
-    records = kept.get("records") if isinstance(kept, dict) else None
+    kept = _load(where)
+    records = kept.get("records")
     if (
         not isinstance(records, list)
         or kept.get("steps") != steps
@@ -85,15 +91,9 @@ def _seconds(value: Any) -> float:
 def earlier(commit: str, env: str, setup_cache: str) -> float:
     """The seconds the runs before this one took reading the grid of asv's `setup_cache`
     in this history run's journal of `commit` and `env` (0 where none is kept)."""
-    folder = os.environ.get(VAR)
-    if not folder:
-        return 0.0
-    for where in (Path(folder) / f"{commit}-{env}").glob("*.json"):
-        try:
-            kept = json.loads(where.read_bytes())
-        except (OSError, ValueError, RecursionError):
-            continue
-        if isinstance(kept, dict) and kept.get("setup_cache") == setup_cache:
+    grids = _grids(commit, env)
+    for kept in map(_load, grids.glob("*.json") if grids else []):
+        if kept.get("setup_cache") == setup_cache:
             return _seconds(kept.get("resumed"))
     return 0.0
 
