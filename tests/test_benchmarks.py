@@ -1,5 +1,6 @@
 """The asv suite itself runs under asv without failures."""
 
+import ast
 import importlib
 import itertools
 import json
@@ -53,46 +54,75 @@ def _first(name: str, benchmark: dict, variants: list[str] | None = None) -> lis
     ]
 
 
+def _on_every_device(name: str, benchmark: dict) -> list[str]:
+    """asv --bench regexes of a benchmark at its first point on each device (its last
+    param), where it has that param."""
+    if benchmark["param_names"][-1:] != ["device"]:
+        return []
+    *rest, devices = benchmark["params"]
+    return [
+        f"^{re.escape(name)}\\({re.escape(', '.join([*(p[0] for p in rest), d]))}\\)$"
+        for d in devices
+    ]
+
+
 def _selected(committed: dict) -> list[str]:
-    """asv --bench arguments: `track_leak` at every point (each grid point's probe runs in
-    its family's setup_cache, and every point's record is read), every other `track_` at
-    each family's first point (each method's reading of the record: asv forks a process a
-    benchmark and point, so every method at every point cost ~3,700 of them), and each
-    step benchmark (`time_`, `peakmem_`) at every scenario with the rest of its params at
-    their first values: a step is a scenario's own code, which the probes run at every
-    point already; this runs asv's path to it once a scenario."""
-    selected = [r"\.track_leak\("]
+    """asv --bench regexes: each step benchmark (`time_`, `peakmem_`) and `track_leak` at
+    every scenario with the rest of its params at their first values, `track_leak` at each
+    family's first point on every device too (a device the machine lacks is a skip), and
+    every other `track_` at each family's first point. A scenario is its own code, the same
+    at every point; what this runs is asv's path to it, its probe's and its steps' (298
+    benchmark x point processes of 2,270, 77 probe points of 208): every point of every grid
+    is the history's to read, and tests/test_catalog and tests/test_articles run every
+    pattern. The probes measure what is selected (probes.SELECTION) and nothing else."""
+    selected = []
     for name, benchmark in committed.items():
         if not isinstance(benchmark, dict):
             continue
-        if name.endswith(("time_step", "peakmem_step")):
+        if name.endswith(("time_step", "peakmem_step", ".track_leak")):
             selected += _first(name, benchmark, benchmark["params"][0])
-        elif ".track_" in name and not name.endswith(".track_leak"):
+            if name.endswith(".track_leak"):
+                selected += _on_every_device(name, benchmark)
+        elif ".track_" in name:
             selected += _first(name, benchmark)
-    return [arg for regex in selected for arg in ("--bench", regex)]
+    return selected
 
 
-def test_the_smoke_run_selects_each_scenarios_step_and_every_probe_point():
+def _selection(regexes: list[str]) -> str:
+    """The probes' selection (probes.SELECTION) of what `--bench` selects with `regexes`."""
+    return "|".join(f"(?:{r})" for r in regexes)
+
+
+def test_the_smoke_run_selects_each_scenario_once_and_every_device(monkeypatch):
     """asv's own selection (the code `asv run --bench` uses) of the smoke run's arguments:
-    each step benchmark at its scenarios, each at one point; track_leak at every point, and
-    every other track_ benchmark at its first."""
+    each step benchmark and track_leak at its scenarios, each at one point; track_leak at
+    the first point on every device as well, and every other track_ benchmark at its first;
+    the probes' selection (probes.selected) asks for exactly the points chosen."""
     from asv.benchmarks import Benchmarks
 
     committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
     suite = [dict(b, name=n) for n, b in committed.items() if isinstance(b, dict)]
     conf = type("Conf", (), {"benchmark_dir": str(ROOT / "benchmarks")})()
-    chosen = Benchmarks(conf, suite, regex=_selected(committed)[1::2]).benchmark_selection
+    regexes = _selected(committed)
+    chosen = Benchmarks(conf, suite, regex=regexes).benchmark_selection
+    monkeypatch.setenv(probes.SELECTION, _selection(regexes))
     for b in suite:
         points = list(itertools.product(*b["params"]))
-        if b["name"].endswith("_step"):
-            picked = [points[k] for k in chosen[b["name"]]]
-            assert [p[0] for p in picked] == b["params"][0], b["name"]  # every scenario
-            assert {p[1:] for p in picked} == {points[0][1:]}, b["name"]  # at one point
-        elif b["name"].endswith(".track_leak"):
-            assert chosen[b["name"]] == list(range(len(points))), b["name"]
+        picked = [points[k] for k in chosen[b["name"]]]
+        if b["name"].endswith(("_step", ".track_leak")):
+            scenarios = [p for p in picked if p[1:] == points[0][1:]]
+            assert [p[0] for p in scenarios] == b["params"][0], b["name"]  # every one
+            others = {p for p in picked if p[1:] != points[0][1:]}
+            devices = b["param_names"][-1:] == ["device"] and b["name"].endswith("leak")
+            expected = {(*points[0][:-1], d) for d in b["params"][-1]} if devices else set()
+            assert others == expected - {points[0]}, b["name"]
         else:
             assert b["name"].rpartition(".")[2].startswith("track_"), b["name"]
             assert chosen[b["name"]] == [0], b["name"]
+        if ".track_" in b["name"]:  # what the family's probes measure
+            asked = probes.selected([b["name"]])
+            values = [tuple(map(ast.literal_eval, p)) for p in points]
+            assert [v for v in values if asked(v)] == [values[k] for k in chosen[b["name"]]]
 
 
 def test_asv_runs_the_suite_without_failures(tmp_path):
@@ -109,13 +139,16 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(temp)}
-    env.update({probes.REPEATS_VAR: "1", probes.SMOKE_VAR: "8"})
+    regexes = _selected(committed)
+    env.update(
+        {probes.REPEATS_VAR: "1", probes.SMOKE_VAR: "8", probes.SELECTION: _selection(regexes)}
+    )
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
     with parents.shared() as shared:
         run = subprocess.run(
             [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr"]
-            + ["--machine", "ci", *_selected(committed)],
+            + ["--machine", "ci", *(a for r in regexes for a in ("--bench", r))],
             cwd=tmp_path,
             capture_output=True,
             text=True,
@@ -129,7 +162,7 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     assert "failed" not in output.lower(), output[-5000:]
     # a probe whose measuring process dies reads as a skip: none may
     assert "the measuring process exited" not in output, output[-5000:]
-    assert "n/a" in output  # GPU and NumPy-with-tape points are skips, not failures
+    assert "n/a" in output  # GPU points are skips, not failures
     assert not (tmp_path / "results" / "probes").exists()  # a smoke run's are never kept
     # asv's discovery writes every benchmark's code and version into benchmarks.json: the
     # committed one must be that, or README command 1 leaves a fresh clone modified
