@@ -18,6 +18,7 @@ import pytest
 from asv.config import Config
 from conftest import scratch_asv_conf
 
+from tfbench import probes
 from tfbench.history.releases import label, tracked_versions
 from tfbench.history.repo import history_tags
 from tfbench.paths import ROOT
@@ -158,6 +159,8 @@ def test_a_second_machine_gets_its_own_graphs_and_report_section(tmp_path):
         **os.environ,
         "HOME": str(tmp_path),  # asv keeps its machine file in HOME
         "XDG_CACHE_HOME": str(assets.cache_dir().parents[1]),
+        # a probe point in one process of a few calls: the sections, not their figures
+        probes.SMOKE_VAR: "8",
     }
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run(

@@ -37,8 +37,9 @@ REPEATS_VAR = "TFBENCH_REPEATS"
 REPEATS = int(os.environ.get(REPEATS_VAR, "3"))
 # A smoke run (the suite's test, with asv's --quick, whose results asv does not save:
 # whether every point runs, not what it reads): this many iterations a point, a quarter of
-# them warm-up, no rounds confirming a window that grew a little (31 times its calls, which
-# at so few calls every TensorFlow point of the loop grid read), and its probes never kept.
+# them warm-up, in one process (a spread is read of three), no rounds confirming a window
+# that grew a little (31 times its calls, which at so few calls every TensorFlow point of
+# the loop grid read), and its probes never kept.
 SMOKE_VAR = "TFBENCH_SMOKE_ITERATIONS"
 # The asv run's --bench, which `tfbench gate` passes its probes: a grid point no benchmark of
 # the run asks for is not measured (asv calls setup_cache for the whole grid).
@@ -107,15 +108,16 @@ def measure_grid(
     journal: Path | None = None,
     setup_cache: str | None = None,
 ) -> Grid:
-    """Probe every grid point `repeats` times, each in a child forked from one measuring
-    process (targets.measure_spawned: a fresh one, or the run's, tfbench.measure.parents;
-    TensorFlow and `imports`, the modules that register the family's scenarios, imported),
-    two at a time, the whole grid once before it is measured again (slow drift spreads over
-    every point); a point its scenario lacks is a skip with the reason, a point not `asked`
-    for is left out. Whether a device is usable is asked in the child: asking would start
-    TensorFlow. A `journal` (tfbench.history.journal) keeps the readings as they come, and
-    gives back those a run that stopped kept, with the seconds they took (`setup_cache`:
-    asv's key of the setup_cache reading the grid)."""
+    """Probe every grid point `repeats` times (a smoke run's once), each in a child forked
+    from one measuring process (targets.measure_spawned: a fresh one, or the run's,
+    tfbench.measure.parents; TensorFlow and `imports`, the modules that register the
+    family's scenarios, imported), two at a time, the whole grid once before it is
+    measured again (slow drift spreads over every point); a point its scenario lacks is a
+    skip with the reason, a point not `asked` for is left out. Whether a device is usable
+    is asked in the child: asking would start TensorFlow. A `journal`
+    (tfbench.history.journal) keeps the readings as they come, and gives back those a run
+    that stopped kept, with the seconds they took (`setup_cache`: asv's key of the
+    setup_cache reading the grid)."""
     grid: Grid = {}
     todo: dict[str, Step] = {}
     for values in filter(asked, itertools.product(*params)):
@@ -127,7 +129,7 @@ def measure_grid(
             grid[key(values)] = [{"status": "skipped", "error": str(e)}]
     smoke = int(os.environ.get(SMOKE_VAR) or 0)
     limits = Limits(iterations=smoke, warmup=smoke // 4, confirm=False) if smoke else DEFAULTS
-    steps = list(todo.values()) * repeats
+    steps = list(todo.values()) * (1 if smoke else repeats)
     if journal is None:
         measured = measure_spawned(steps, limits, workers=workers, imports=imports)
     else:
