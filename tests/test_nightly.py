@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tfbench import keptfiles
+from tfbench import keptfiles, targets
 from tfbench.nightly import policy
 from tfbench.nightly.policy import Broken, Build
 from tfbench.units import KiB, MiB
@@ -445,3 +445,29 @@ def test_a_kept_report_is_what_the_code_renders(kept, tmp_path):
     upstream.render_again(keptfiles.bisection.read(kept), tmp_path)
     for name in ("issue.md", "repro.py"):
         assert (tmp_path / name).read_text() == (kept.parent / name).read_text(), name
+
+
+def test_releases_older_than_the_index_holds_are_told_so(monkeypatch):
+    """tf-nightly's index keeps only its newer builds (from 2.21.0.dev20260202 on, read on
+    2026-12-08): a bisection between two releases before them says the index holds none
+    between them, and which it holds, not that too few builds could be measured."""
+    from tfbench.cli import output
+    from tfbench.nightly import builds, run
+
+    wheel = "-cp311-cp311-manylinux_2_27_x86_64.whl"
+    files = [
+        {"filename": f"tf_nightly-{b.version}{wheel}", "upload-time": b.uploaded}
+        for b in BUILDS[::-1]
+    ]
+    monkeypatch.setattr(builds, "index_files", lambda project: files)
+    assert builds.between("2.16.2", "2.17.1", "2024-10-04T00:00:00Z") == []
+    assert builds.between("2.21.0", "2.22.0rc0", "2026-03-01T00:00:00Z") == BUILDS
+    assert builds.none_between("2.16.2", "2.17.1") == (
+        "no nightly build between 2.16.2 and 2.17.1 on the index "
+        f"(its oldest is {BUILDS[0].version} of 2026-02-01)"
+    )
+    found = policy.bisect([], "retained", lambda build: pytest.fail("nothing to read"))
+    data = run.kept(found, targets.ScenarioTarget("loop.numpy"), {}, 0.0)
+    data.update(old="2.16.2", new="2.17.1", dependencies=[], packages={})  # bisect_between's
+    text = output.nightly(data)  # as `tfbench bisect --nightlies` prints it
+    assert text.startswith("retained: undecided: the index holds no nightly build between them")

@@ -432,6 +432,8 @@ def nightly(data: Mapping[str, Any]) -> str:
             else "the ends' times read neither apart nor alike in pairs"
             if data.get("times")
             else "too few builds could be measured"
+            if data["builds"]
+            else "the index holds no nightly build between them"
         )
         head = [f"{metric}: undecided: {why}"]
     rows = []

@@ -50,6 +50,13 @@ def between(old: Build | str, new_version: str, new_uploaded: str) -> list[Build
     return sorted(found, key=lambda b: Version(b.version))
 
 
+def none_between(old: str, new: str) -> str:
+    """Why no build lies between two releases: the index holds the newest builds only."""
+    held = published()
+    since = f"its oldest is {held[0].version} of {held[0].uploaded[:10]}" if held else "none"
+    return f"no nightly build between {old} and {new} on the index ({since})"
+
+
 def published() -> list[Build]:
     """Every tf-nightly build on the index, oldest upload first."""
     found = available(index_files(PROJECT)).items()

@@ -70,7 +70,10 @@ def bisect_between(
     releases (where no nightly shows the change, they are suspects)."""
     began = time.monotonic()
     found_builds = builds.between(old, new, releases.read_lock(new).released)
-    say(f"{len(found_builds)} nightly builds between {old} and {new}")
+    if found_builds:
+        say(f"{len(found_builds)} nightly builds between {old} and {new}")
+    else:
+        say(builds.none_between(old, new))
     measure, commits = reader(target, limits, root, say)
     timed = paired(target, root, say) if figures.named(metric).kind == figures.TIME else None
     found = policy.bisect(found_builds, metric, measure, say, timed)
