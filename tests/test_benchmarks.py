@@ -5,7 +5,6 @@ import importlib
 import itertools
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,7 +16,9 @@ from conftest import scratch_asv_conf
 from test_parents import served_folders
 
 from tfbench import probes
+from tfbench.gate import rules, session
 from tfbench.measure import parents
+from tfbench.probes import GridPoint
 
 pytestmark = pytest.mark.slow  # subprocesses and TensorFlow
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,53 +45,33 @@ def test_the_committed_history_is_not_orphaned():
     assert now == {name: b["version"] for name, b in committed.items()}
 
 
-def _first(name: str, benchmark: dict, variants: list[str] | None = None) -> list[str]:
-    """asv --bench regexes of a benchmark at each of `variants` (its first param's values;
-    default: the first), the rest of its params at their first values."""
-    first, *rest = benchmark["params"]
-    return [
-        f"^{re.escape(name)}\\({re.escape(', '.join([v, *(p[0] for p in rest)]))}\\)$"
-        for v in ([first[0]] if variants is None else variants)
-    ]
-
-
-def _on_every_device(name: str, benchmark: dict) -> list[str]:
-    """asv --bench regexes of a benchmark at its first point on each device (its last
-    param), where it has that param."""
-    if benchmark["param_names"][-1:] != ["device"]:
-        return []
-    *rest, devices = benchmark["params"]
-    return [
-        f"^{re.escape(name)}\\({re.escape(', '.join([*(p[0] for p in rest), d]))}\\)$"
-        for d in devices
-    ]
-
-
-def _selected(committed: dict) -> list[str]:
-    """asv --bench regexes: each step benchmark (`time_`, `peakmem_`) and `track_leak` at
-    every scenario with the rest of its params at their first values, `track_leak` at each
-    family's first point on every device too (a device the machine lacks is a skip), and
-    every other `track_` at each family's first point. A scenario is its own code, the same
-    at every point; what this runs is asv's path to it, its probe's and its steps' (298
-    benchmark x point processes of 2,270, 77 probe points of 208): every point of every grid
-    is the history's to read, and tests/test_catalog and tests/test_articles run every
-    pattern. The probes measure what is selected (probes.SELECTION) and nothing else."""
-    selected = []
+def _smoke_points(committed: dict) -> list[GridPoint]:
+    """The grid points the smoke run selects: each step benchmark (`time_`, `peakmem_`) and
+    `track_leak` at every scenario with the rest of its params at their first values,
+    `track_leak` at each family's first point on every device too (a device the machine
+    lacks is a skip), and every other `track_` at each family's first point. A scenario is
+    its own code, the same at every point; what this runs is asv's path to it, its probe's
+    and its steps' (298 benchmark x point processes of 2,270, 77 probe points of 208): every
+    point of every grid is the history's to read, and tests/test_catalog and
+    tests/test_articles run every pattern. The probes measure what is selected
+    (probes.SELECTION, session.exactly as a gate's confirmation selects) and nothing else."""
+    points = []
     for name, benchmark in committed.items():
         if not isinstance(benchmark, dict):
             continue
+        first = [p[0] for p in benchmark["params"]]
         if name.endswith(("time_step", "peakmem_step", ".track_leak")):
-            selected += _first(name, benchmark, benchmark["params"][0])
-            if name.endswith(".track_leak"):
-                selected += _on_every_device(name, benchmark)
+            points += [GridPoint(name, (v, *first[1:])) for v in benchmark["params"][0]]
+            if name.endswith(".track_leak") and benchmark["param_names"][-1:] == ["device"]:
+                points += [GridPoint(name, (*first[:-1], d)) for d in benchmark["params"][-1]]
         elif ".track_" in name:
-            selected += _first(name, benchmark)
-    return selected
+            points.append(GridPoint(name, tuple(first)))
+    return list(dict.fromkeys(points))
 
 
-def _selection(regexes: list[str]) -> str:
-    """The probes' selection (probes.SELECTION) of what `--bench` selects with `regexes`."""
-    return "|".join(f"(?:{r})" for r in regexes)
+def _bench(points: list[GridPoint]) -> list[str]:
+    """asv --bench arguments selecting exactly `points`."""
+    return [arg for p in points for arg in ("--bench", rules.point_pattern(p.name))]
 
 
 def test_the_smoke_run_selects_each_scenario_once_and_every_device(monkeypatch):
@@ -103,9 +84,9 @@ def test_the_smoke_run_selects_each_scenario_once_and_every_device(monkeypatch):
     committed = json.loads((ROOT / "results" / "benchmarks.json").read_text())
     suite = [dict(b, name=n) for n, b in committed.items() if isinstance(b, dict)]
     conf = type("Conf", (), {"benchmark_dir": str(ROOT / "benchmarks")})()
-    regexes = _selected(committed)
-    chosen = Benchmarks(conf, suite, regex=regexes).benchmark_selection
-    monkeypatch.setenv(probes.SELECTION, _selection(regexes))
+    points = _smoke_points(committed)
+    chosen = Benchmarks(conf, suite, regex=_bench(points)[1::2]).benchmark_selection
+    monkeypatch.setenv(probes.SELECTION, session.exactly(points))
     for b in suite:
         points = list(itertools.product(*b["params"]))
         picked = [points[k] for k in chosen[b["name"]]]
@@ -139,14 +120,14 @@ def test_asv_runs_the_suite_without_failures(tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(temp)}
-    regexes = _selected(committed)
-    env.update({probes.SMOKE_VAR: "8", probes.SELECTION: _selection(regexes)})
+    points = _smoke_points(committed)
+    env.update({probes.SMOKE_VAR: "8", probes.SELECTION: session.exactly(points)})
     asv = [sys.executable, "-m", "asv", "--config", str(conf)]
     subprocess.run([*asv[:3], "machine", "--yes", "--machine", "ci"], env=env, check=True)
     with parents.shared() as shared:
         run = subprocess.run(
             [*asv, "run", "--python=same", "--quick", "--dry-run", "--show-stderr"]
-            + ["--machine", "ci", *(a for r in regexes for a in ("--bench", r))],
+            + ["--machine", "ci", *_bench(points)],
             cwd=tmp_path,
             capture_output=True,
             text=True,
